@@ -1,0 +1,61 @@
+"""Vectorised 64-bit hashing of grid stacks and of program states (NumPy or CuPy alike).
+
+A grid's hash comes from six random integer projections of its cells, computed as one float32
+matrix product per stack (BLAS on the CPU, cuBLAS on the GPU): the coefficients are integers below
+2048, so every projection (at most 9 * 900 * 2047 < 2**24) is exact in float32 and identical on
+any device or summation order. Two different grids agree on all six with probability at most
+2048**-6 (about 1e-20). The projections and the shape are mixed into 64 bits with splitmix64. A
+state (one program's result on every sample of a task) hashes as the wrapping sum of its mixed
+grid hashes, salted by the task.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from solvers.batch import MAX_SIDE
+
+PROJECTIONS = 6
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_SHAPE = np.uint64(0x2545F4914F6CDD1D)
+_SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
+
+
+def splitmix64(xp, v):
+    """The splitmix64 finaliser, elementwise on a uint64 array (wrapping arithmetic)."""
+    v = v ^ (v >> _SHIFTS[0])
+    v = v * _M1
+    v = v ^ (v >> _SHIFTS[1])
+    v = v * _M2
+    return v ^ (v >> _SHIFTS[2])
+
+
+class GridHasher:
+    """Hashes ``(m, h, w)`` uint8 stacks to ``(m,)`` uint64; the same seed gives the same hashes."""
+
+    def __init__(self, xp, seed: int = 0):
+        rng = np.random.default_rng(np.random.SeedSequence([0xA5C, seed]))
+        coef = rng.integers(0, 2048, size=(MAX_SIDE * MAX_SIDE, PROJECTIONS)).astype(np.float32)
+        mix = rng.integers(0, 2**63, size=PROJECTIONS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.xp = xp
+        self.coef = xp.asarray(coef)
+        self.mix = xp.asarray(mix)
+
+    def grids(self, arr):
+        """Hash every grid of a ``(m, h, w)`` stack (shape included)."""
+        xp = self.xp
+        m, h, w = arr.shape
+        proj = xp.matmul(arr.reshape(m, h * w).astype(xp.float32), self.coef[: h * w])
+        sums = (proj.astype(xp.uint64) * self.mix).sum(axis=1, dtype=xp.uint64)
+        return splitmix64(xp, sums ^ np.uint64((h * 64 + w) * int(_SHAPE) % 2**64))
+
+    def item(self, grid_hash, sample):
+        """Mix a grid hash with the index of the sample it belongs to (so states sum safely)."""
+        xp = self.xp
+        return splitmix64(xp, grid_hash + (sample.astype(xp.uint64) + np.uint64(1)) * _GOLDEN)
+
+    def state_key(self, summed, task):
+        """Final state key: the summed item hashes salted with the task index."""
+        xp = self.xp
+        return splitmix64(xp, summed ^ splitmix64(xp, task.astype(xp.uint64) * _GOLDEN + _GOLDEN))

@@ -1,0 +1,164 @@
+"""The data layout of a search: grids back to back in one flat cell buffer, plus the targets.
+
+Samples of task ``t`` are its train inputs followed by its test inputs (indices ``0..k_t-1``).
+Test outputs never enter here: the loader keeps them apart.
+
+:class:`Items` holds many grids in one flat ``uint8`` buffer with per-grid ``start``, ``h``, ``w``.
+Whole-batch steps (hashing, scoring, colour maps, elementwise primitives) run on the flat buffer in
+a few array calls; shape-specific primitives run on ``(m, h, w)`` views of runs of one shape
+(``groups``), which are plain slices of the buffer once items are sorted by shape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.hashing import GridHasher
+from solvers.xp import to_host
+
+
+@dataclass
+class Items:
+    """Grids in one flat buffer: ``cells`` (C,), and per grid ``state``, ``sample``, ``h``, ``w``,
+    ``start`` (I,): the program state and the task sample each grid belongs to, its shape, and
+    where its cells begin. ``groups``, when set, lists ``(h, w, lo, hi)``: items ``lo..hi-1`` all
+    have shape ``h x w`` and lie back to back.
+    """
+
+    xp: object
+    cells: object
+    state: object
+    sample: object
+    h: object
+    w: object
+    start: object
+    groups: list | None = None
+    _cell_index: tuple | None = field(default=None, repr=False)
+
+    @property
+    def count(self) -> int:
+        """Number of grids."""
+        return int(self.h.shape[0])
+
+    def view(self, group):
+        """The ``(m, h, w)`` view of one shape group."""
+        h, w, lo, hi = group
+        first = int(self.start[lo]) if hi > lo else 0
+        return self.cells[first:first + (hi - lo) * h * w].reshape(hi - lo, h, w)
+
+    def cell_index(self):
+        """Per cell: the index of its grid and its position inside that grid (cached)."""
+        if self._cell_index is None:
+            xp = self.xp
+            sizes = self.h * self.w
+            item = xp.repeat(xp.arange(self.count, dtype=xp.int64), sizes)
+            pos = xp.arange(self.cells.shape[0], dtype=xp.int64) - self.start[item]
+            self._cell_index = (item, pos)
+        return self._cell_index
+
+    def take(self, order, grouped: bool = False) -> "Items":
+        """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups."""
+        xp = self.xp
+        h, w = self.h[order], self.w[order]
+        sizes = h * w
+        start = xp.cumsum(sizes) - sizes
+        total = int(sizes.sum()) if sizes.shape[0] else 0
+        owner = xp.repeat(xp.arange(order.shape[0], dtype=xp.int64), sizes)
+        idx = self.start[order][owner] + xp.arange(total, dtype=xp.int64) - start[owner]
+        out = Items(xp, self.cells[idx], self.state[order], self.sample[order], h, w, start)
+        if grouped:
+            out.groups = shape_runs(to_host(h), to_host(w))
+        return out
+
+
+def shape_runs(h: np.ndarray, w: np.ndarray) -> list:
+    """Runs of equal ``(h, w)`` in host arrays already sorted by shape: ``[(h, w, lo, hi), ...]``."""
+    if len(h) == 0:
+        return []
+    change = np.nonzero((h[1:] != h[:-1]) | (w[1:] != w[:-1]))[0] + 1
+    bounds = np.r_[0, change, len(h)]
+    return [(int(h[a]), int(w[a]), int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def sort_by_shape(items: Items) -> Items:
+    """The same grids, reordered so that each shape is one contiguous group."""
+    xp = items.xp
+    order = xp.lexsort(xp.stack([xp.arange(items.count), items.w, items.h]))
+    return items.take(order, grouped=True)
+
+
+def concat_items(xp, parts: list) -> Items:
+    """Concatenate several :class:`Items` (ungrouped)."""
+    if len(parts) == 1:
+        p = parts[0]
+        return Items(xp, p.cells, p.state, p.sample, p.h, p.w, p.start)
+    h = xp.concatenate([p.h for p in parts])
+    w = xp.concatenate([p.w for p in parts])
+    sizes = h * w
+    return Items(xp, xp.concatenate([p.cells for p in parts]), xp.concatenate([p.state for p in parts]),
+                 xp.concatenate([p.sample for p in parts]), h, w, xp.cumsum(sizes) - sizes)
+
+
+@dataclass
+class Block:
+    """A self-contained set of states with all their grids (``items.state`` indexes ``task``/``gid``)."""
+
+    items: Items
+    task: object
+    gid: object
+
+    @property
+    def num_states(self) -> int:
+        """Number of states in the block."""
+        return int(self.task.shape[0])
+
+
+class Problem:
+    """Arrays describing the tasks of one run, on the array module ``xp``."""
+
+    def __init__(self, tasks, xp, seed: int = 0):
+        self.tasks = list(tasks)
+        self.xp = xp
+        self.hasher = GridHasher(xp, seed)
+        num = len(self.tasks)
+        n_train = np.array([len(t.train_inputs) for t in self.tasks], dtype=np.int64)
+        n_test = np.array([len(t.test_inputs) for t in self.tasks], dtype=np.int64)
+        self.n_train_host = n_train
+        self.max_train = int(n_train.max()) if num else 1
+        self.max_samples = int((n_train + n_test).max()) if num else 1
+        shapes = np.zeros((num, self.max_train, 2), dtype=np.int64)
+        offsets = np.zeros((num, self.max_train), dtype=np.int64)
+        flat, pos = [], 0
+        for t, task in enumerate(self.tasks):
+            for s, out in enumerate(task.train_outputs):
+                shapes[t, s] = out.shape
+                offsets[t, s] = pos
+                flat.append(np.asarray(out, dtype=np.uint8).ravel())
+                pos += out.size
+        self.n_train = xp.asarray(n_train)
+        self.n_samples = xp.asarray(n_train + n_test)
+        self.target_shape = xp.asarray(shapes)
+        self.target_offset = xp.asarray(offsets)
+        self.target_cells = xp.asarray(np.concatenate(flat) if flat else np.zeros(1, np.uint8))
+        self.target_hash = xp.zeros((num, self.max_train), dtype=xp.uint64)
+        for t, task in enumerate(self.tasks):
+            for s, out in enumerate(task.train_outputs):
+                self.target_hash[t, s] = self.hasher.grids(xp.asarray(out[None]))[0]
+
+    def initial_block(self) -> Block:
+        """Level 0: one state per task (the identity program) holding its train and test inputs."""
+        xp = self.xp
+        rows = [(grid.shape, t, s, grid) for t, task in enumerate(self.tasks)
+                for s, grid in enumerate(tuple(task.train_inputs) + tuple(task.test_inputs))]
+        rows.sort(key=lambda r: r[0])  # stable: keeps task and sample order within a shape
+        h = np.array([r[0][0] for r in rows], dtype=np.int64)
+        w = np.array([r[0][1] for r in rows], dtype=np.int64)
+        sizes = h * w
+        cells = np.concatenate([np.asarray(r[3], dtype=np.uint8).ravel() for r in rows])
+        items = Items(xp, xp.asarray(cells), xp.asarray(np.array([r[1] for r in rows], dtype=np.int64)),
+                      xp.asarray(np.array([r[2] for r in rows], dtype=np.int64)),
+                      xp.asarray(h), xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes),
+                      groups=shape_runs(h, w))
+        ids = xp.arange(len(self.tasks), dtype=xp.int64)
+        return Block(items, ids, ids.copy())

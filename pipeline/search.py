@@ -1,0 +1,443 @@
+"""Breadth-first program search over all tasks of a run at once (the mega-batch).
+
+Each level applies every transform to every state of the frontier, for all tasks together: one
+array call per transform and shape group of a block, never one per grid or per task. New states
+are hashed, deduplicated per task, scored against the train outputs (exact fit, right size, cell
+accuracy) and checked for a learned final colour map. A program is kept as parent pointers.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
+from solvers.batch import MAX_SIDE, as_parts
+from solvers.registry import transforms
+from solvers.xp import to_host
+
+LEADERBOARD_SIZE = 6
+BLOCK_CELLS = 12_000_000  # cells per block: bounds the memory of one transform call (~40 B/cell)
+SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
+
+
+@dataclass
+class Candidate:
+    """A ranked program for one task and what it predicts for the test inputs."""
+
+    gid: int
+    rank: float
+    solved: bool
+    train_exact: int
+    score: float
+    mapping: dict | None
+    test_outputs: list
+    test_key: int
+
+
+@dataclass
+class SearchStats:
+    """Counts and times of one search."""
+
+    states: int = 0
+    grid_transforms: int = 0
+    candidates: int = 0
+    seconds: float = 0.0
+    levels_done: int = 0
+    truncated: bool = False
+    stage_seconds: dict = field(default_factory=dict)
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        """Accumulate ``seconds`` under ``stage``."""
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
+
+
+class StateTable:
+    """Parent pointers of every state ever created, on the host, grown a batch at a time."""
+
+    def __init__(self, num_tasks: int):
+        self._parent = [np.full(num_tasks, -1, dtype=np.int64)]
+        self._transform = [np.full(num_tasks, -1, dtype=np.int32)]
+        self.size = num_tasks
+        self._frozen = None
+
+    def add(self, parents: np.ndarray, transform: int) -> np.ndarray:
+        """Register new states made by ``transform`` from ``parents``; returns their ids."""
+        ids = np.arange(self.size, self.size + len(parents), dtype=np.int64)
+        self._parent.append(parents.astype(np.int64))
+        self._transform.append(np.full(len(parents), transform, dtype=np.int32))
+        self.size += len(parents)
+        self._frozen = None
+        return ids
+
+    def path(self, gid: int) -> list[int]:
+        """Transform indices from the task's input to state ``gid``."""
+        if self._frozen is None:
+            self._frozen = (np.concatenate(self._parent), np.concatenate(self._transform))
+        parent, transform = self._frozen
+        steps = []
+        while parent[gid] >= 0:
+            steps.append(int(transform[gid]))
+            gid = int(parent[gid])
+        return steps[::-1]
+
+
+class Search:
+    """One breadth-first search over the tasks of a :class:`Problem`."""
+
+    def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
+                 progress=None):
+        self.p = problem
+        self.xp = problem.xp
+        self.transforms = transforms()
+        self.table = StateTable(len(problem.tasks))
+        self.seen: set = set()
+        self.boards: list[list[Candidate]] = [[] for _ in problem.tasks]
+        self.board_keys: list[set] = [set() for _ in problem.tasks]
+        self.threshold = np.full(len(problem.tasks), -1.0)
+        self.solved = np.zeros(len(problem.tasks), dtype=bool)
+        # A fixed budget per task (not a share of a global one) keeps results independent of
+        # which other tasks run in the same batch or shard.
+        self.per_task_budget = states_per_task
+        self.expand_solved = expand_solved
+        self.progress = progress
+        self.stats = SearchStats()
+
+    # ------------------------------------------------------------------ driver
+    def run(self, depth: int, deadline: float | None = None) -> SearchStats:
+        """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats."""
+        start = time.perf_counter()
+        frontier = [self.p.initial_block()]
+        self._absorb(frontier[0], *self._identity_parts(frontier[0]), None, 0, keep=False)
+        for level in range(1, depth + 1):
+            last = level == depth
+            frontier = self._expand_level(frontier, level, last, deadline)
+            if self.stats.truncated:
+                break
+            self.stats.levels_done = level
+            if not frontier:
+                break
+        self.stats.seconds = time.perf_counter() - start
+        return self.stats
+
+    def _expand_level(self, frontier, level, last, deadline):
+        kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
+        builder = _BlockBuilder(self.xp)
+        if not self.expand_solved:
+            frontier = [b for b in (self._drop_solved(b) for b in frontier) if b is not None]
+        total = len(self.transforms) * len(frontier)
+        done = 0
+        # Transform-major order makes the order in which a task's states are met independent of
+        # how tasks are split into blocks or shards: the same inputs give the same programs.
+        for ti, tr in enumerate(self.transforms):
+            for block in frontier:
+                if deadline is not None and time.monotonic() > deadline:
+                    self.stats.truncated = True
+                    return []
+                t0 = time.perf_counter()
+                out, hashes = self._apply(block, tr)
+                self.stats.add_time("search.apply", time.perf_counter() - t0)
+                new_block = self._absorb(block, out, hashes, ti, level, keep=not last,
+                                         kept_per_task=kept_per_task)
+                if new_block is not None:
+                    builder.add(new_block)
+                done += 1
+                if self.progress:
+                    self.progress(level, done, total)
+        return builder.finish()
+
+    # ------------------------------------------------------------------ steps
+    def _identity_parts(self, block: Block):
+        items = block.items
+        return items, self._hash_groups(items, items.groups)
+
+    def _hash_groups(self, items: Items, groups):
+        xp = self.xp
+        return xp.concatenate([self.p.hasher.grids(items.view(g)) for g in groups])
+
+    def _apply(self, block: Block, tr):
+        """Apply one transform to every grid of a block: one call per shape group (or one in all).
+
+        Returns the new grids as :class:`Items` and their hashes (or ``None, None``).
+        """
+        xp = self.xp
+        items = block.items
+        self.stats.grid_transforms += items.count
+        if tr.primitive.elementwise:
+            cells = tr(xp, items.cells.reshape(1, 1, -1)).reshape(-1)
+            out = Items(xp, cells, items.state, items.sample, items.h, items.w, items.start)
+            return out, self._hash_groups(out, items.groups)
+        chunks, srcs, shapes, hashes = [], [], [], []
+        for group in items.groups:
+            _, _, lo, _ = group
+            for idx, arr in as_parts(xp, tr(xp, items.view(group)), group[3] - lo):
+                m, hh, ww = arr.shape
+                if m == 0 or not (1 <= hh <= MAX_SIDE and 1 <= ww <= MAX_SIDE):
+                    continue
+                arr = xp.ascontiguousarray(arr)
+                chunks.append(arr.reshape(-1))
+                srcs.append(idx + lo)
+                shapes.append((m, hh, ww))
+                hashes.append(self.p.hasher.grids(arr))
+        if not chunks:
+            return None, None
+        counts = np.array([s[0] for s in shapes])
+        h = np.repeat(np.array([s[1] for s in shapes], dtype=np.int64), counts)
+        w = np.repeat(np.array([s[2] for s in shapes], dtype=np.int64), counts)
+        sizes = h * w
+        src = xp.concatenate(srcs)
+        out = Items(xp, xp.concatenate(chunks), items.state[src], items.sample[src], xp.asarray(h),
+                    xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
+        return out, xp.concatenate(hashes)
+
+    def _drop_solved(self, block: Block):
+        xp = self.xp
+        keep = ~xp.asarray(self.solved)[block.task]
+        if bool(keep.all()):
+            return block
+        if not bool(keep.any()):
+            return None
+        local = xp.cumsum(keep) - 1
+        sel = xp.nonzero(keep[block.items.state])[0]
+        items = block.items.take(sel, grouped=True)
+        items.state = local[items.state]
+        idx = xp.nonzero(keep)[0]
+        return Block(items, block.task[idx], block.gid[idx])
+
+    def _absorb(self, block: Block, out: Items, hv, ti, level, keep, kept_per_task=None):
+        """Score, deduplicate and rank the states that ``out`` (grids made from ``block``) form.
+
+        Returns the block of new states to expand at the next level (or None).
+        """
+        if out is None or out.count == 0:
+            return None
+        xp, p = self.xp, self.p
+        t0 = time.perf_counter()
+        S, K = block.num_states, p.max_samples
+        st, sm = out.state, out.sample
+        present = xp.zeros((S, K), dtype=bool)
+        present[st, sm] = True
+        mixed = xp.zeros((S, K), dtype=xp.uint64)
+        mixed[st, sm] = p.hasher.item(hv, sm)
+        n_train = p.n_train[block.task]
+        valid = present.sum(axis=1) == p.n_samples[block.task]
+        key = p.hasher.state_key(mixed.sum(axis=1, dtype=xp.uint64), block.task)
+        self.stats.add_time("search.hash", time.perf_counter() - t0)
+
+        t0 = time.perf_counter()
+        cand = np.nonzero(to_host(valid))[0]
+        keys_h = to_host(key)[cand].tolist()
+        seen = self.seen
+        new_flags = np.zeros(len(cand), dtype=bool)
+        for i, k in enumerate(keys_h):
+            if k not in seen:
+                seen.add(k)
+                new_flags[i] = True
+        new_idx = cand[new_flags]
+        self.stats.add_time("search.dedup", time.perf_counter() - t0)
+        self.stats.candidates += len(cand)
+        if len(new_idx) == 0:
+            return None
+        gid_h = to_host(block.gid)
+        task_h = to_host(block.task)
+        if ti is None:
+            new_gid = gid_h[new_idx]
+        else:
+            self.stats.states += len(new_idx)
+            new_gid = self.table.add(gid_h[new_idx], ti)
+
+        t0 = time.perf_counter()
+        new_mask = xp.zeros(S, dtype=bool)
+        new_mask[xp.asarray(new_idx)] = True
+        task = block.task[st]
+        # Fit of the new states only: exact matches by hash, cell accuracy where the size is right.
+        is_train = sm < p.n_train[task]
+        ts = xp.minimum(sm, p.max_train - 1)
+        exact = xp.zeros((S, K), dtype=bool)
+        exact[st, sm] = is_train & (hv == p.target_hash[task, ts])
+        same = new_mask[st] & is_train \
+            & (p.target_shape[task, ts, 0] == out.h) & (p.target_shape[task, ts, 1] == out.w)
+        fit = out.take(xp.nonzero(same)[0])
+        fit_task = block.task[fit.state]
+        fit_item, fit_pos = fit.cell_index()
+        target_at = p.target_offset[fit_task, fit.sample][fit_item] + fit_pos
+        hits = fit.cells == p.target_cells[target_at]
+        correct = xp.bincount(fit_item, weights=hits, minlength=fit.count)
+        acc = xp.zeros((S, K), dtype=xp.float32)
+        acc[fit.state, fit.sample] = (correct / (fit.h * fit.w)).astype(xp.float32)
+        sized = xp.zeros((S, K), dtype=bool)
+        sized[fit.state, fit.sample] = True
+        is_test = xp.arange(K)[None, :] >= n_train[:, None]
+        test_key = p.hasher.state_key(xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64),
+                                      block.task)
+        n_exact = exact.sum(axis=1)
+        score = n_exact / n_train + acc.sum(axis=1) / n_train
+        solved = new_mask & (n_exact == n_train)
+        cm_cand = new_mask & (sized.sum(axis=1) == n_train) & ~solved
+        mapping, cm_ok = self._colour_maps(block, fit, cm_cand, fit_item, target_at)
+        rank = xp.where(solved, SOLVED_RANK - level,
+                        xp.where(cm_ok, SOLVED_RANK - level - 1, score))
+        self.stats.add_time("search.score", time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        self._update_boards(block, out, new_idx, new_gid, task_h, rank, solved | cm_ok, n_exact,
+                            score, mapping, cm_ok, test_key)
+        self.stats.add_time("search.rank", time.perf_counter() - t0)
+        if not keep:
+            return None
+        t0 = time.perf_counter()
+        nb = self._next_block(out, new_idx, new_gid, task_h, kept_per_task)
+        self.stats.add_time("search.frontier", time.perf_counter() - t0)
+        return nb
+
+    def _colour_maps(self, block, fit, cm_cand, cell_item, target_at):
+        """Learn a per-state colour table mapping every train grid onto its output, where one exists.
+
+        ``fit`` holds the train grids that already have their output's size.
+
+        Returns ``(tables (S, 10) int or None, ok (S,) bool)``: ``ok`` where every source colour
+        maps to exactly one target colour across all train pairs.
+        """
+        xp, p = self.xp, self.p
+        S = block.num_states
+        ok = xp.zeros(S, dtype=bool)
+        cand = xp.nonzero(cm_cand)[0]
+        C = int(cand.shape[0])
+        if C == 0:
+            return None, ok
+        compact = xp.full(S, -1, dtype=xp.int64)
+        compact[cand] = xp.arange(C)
+        cell_state = compact[fit.state][cell_item]
+        use = xp.nonzero(cell_state >= 0)[0]
+        code = cell_state[use] * 100 + fit.cells[use].astype(xp.int64) * 10 + p.target_cells[target_at[use]]
+        hist = xp.bincount(code, minlength=C * 100).reshape(C, 10, 10)
+        consistent = ((hist > 0).sum(axis=2) <= 1).all(axis=1)
+        table = xp.where(hist.sum(axis=2) > 0, hist.argmax(axis=2), xp.arange(10)[None, :])
+        ok[cand] = consistent
+        tables = xp.zeros((S, 10), dtype=xp.int64)
+        tables[cand] = table
+        return tables, ok
+
+    def _update_boards(self, block, parts, new_idx, new_gid, task_h, rank, solved, n_exact, score,
+                       mapping, cm_ok, test_key):
+        """Insert the best new states of each task into its leaderboard (top few, distinct outputs)."""
+        xp, p = self.xp, self.p
+        rank_h = to_host(rank)[new_idx]
+        tasks = task_h[new_idx]
+        better = rank_h > self.threshold[tasks]
+        if not better.any():
+            return
+        idx, gids, tasks, rank_h = new_idx[better], new_gid[better], tasks[better], rank_h[better]
+        order = np.lexsort((gids, -rank_h, tasks))
+        idx, gids, tasks, rank_h = idx[order], gids[order], tasks[order], rank_h[order]
+        first = np.r_[0, np.nonzero(np.diff(tasks))[0] + 1]
+        pos = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
+        top = pos < LEADERBOARD_SIZE
+        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
+        outputs = self._test_outputs(block, parts, idx)
+        solved_h = to_host(solved)[idx]
+        exact_h = to_host(n_exact)[idx]
+        score_h = to_host(score)[idx]
+        cm_h = to_host(cm_ok)[idx]
+        tkey_h = to_host(test_key)[idx]
+        maps_h = to_host(mapping[xp.asarray(idx)]) if mapping is not None else None
+        for j, s in enumerate(idx.tolist()):
+            t = int(tasks[j])
+            table = None
+            outs = outputs[s]
+            tkey = int(tkey_h[j])
+            if cm_h[j]:
+                lut = maps_h[j].astype(np.uint8)
+                table = {c: int(lut[c]) for c in range(10) if lut[c] != c}
+                outs = [lut[o] for o in outs]
+                tkey = hash((tkey, tuple(lut.tolist())))
+            board = self.boards[t]
+            if tkey in self.board_keys[t]:
+                same = next(c for c in board if c.test_key == tkey)
+                if float(rank_h[j]) <= same.rank:
+                    continue
+                board.remove(same)
+            self.board_keys[t].add(tkey)
+            board.append(Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
+                                   float(score_h[j]), table, outs, tkey))
+            board.sort(key=lambda c: (-c.rank, c.gid))
+            for dropped in board[LEADERBOARD_SIZE:]:
+                self.board_keys[t].discard(dropped.test_key)
+            del board[LEADERBOARD_SIZE:]
+            if len(board) == LEADERBOARD_SIZE:
+                self.threshold[t] = board[-1].rank
+            if solved_h[j]:
+                self.solved[t] = True
+
+    def _test_outputs(self, block, out: Items, idx):
+        """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""
+        xp, p = self.xp, self.p
+        want = xp.zeros(block.num_states, dtype=bool)
+        want[xp.asarray(idx)] = True
+        sel = xp.nonzero(want[out.state] & (out.sample >= p.n_train[block.task[out.state]]))[0]
+        picked = out.take(sel)
+        cells = to_host(picked.cells)
+        found: dict = {int(s): {} for s in idx.tolist()}
+        for s, k, h, w, a in zip(*(to_host(x).tolist() for x in
+                                   (picked.state, picked.sample, picked.h, picked.w, picked.start))):
+            found[s][k] = cells[a:a + h * w].reshape(h, w)
+        return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
+
+    def _next_block(self, out: Items, new_idx, new_gid, task_h, kept_per_task):
+        """The new states (within the per-task budget) and their grids, as an ungrouped block."""
+        xp = self.xp
+        tasks = task_h[new_idx]
+        order = np.argsort(tasks, kind="stable")
+        sorted_tasks = tasks[order]
+        first = np.r_[0, np.nonzero(np.diff(sorted_tasks))[0] + 1]
+        rank = np.empty(len(tasks), dtype=np.int64)
+        rank[order] = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
+        keep = rank + kept_per_task[tasks] < self.per_task_budget
+        if not self.expand_solved:
+            keep &= ~self.solved[tasks]
+        np.add.at(kept_per_task, tasks[keep], 1)
+        if not keep.any():
+            return None
+        local = np.full(len(task_h), -1, dtype=np.int64)
+        local[new_idx[keep]] = np.arange(int(keep.sum()))
+        local_x = xp.asarray(local)[out.state]
+        items = out.take(xp.nonzero(local_x >= 0)[0])
+        items.state = local_x[local_x >= 0]
+        return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
+
+
+class _BlockBuilder:
+    """Merges the small blocks of new states into blocks of about ``BLOCK_CELLS`` cells, by shape."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.done: list[Block] = []
+        self.pending: list[Block] = []
+        self.cells = 0
+
+    def add(self, block: Block) -> None:
+        """Queue a block; flushes a merged block once enough cells are pending."""
+        self.pending.append(block)
+        self.cells += int(block.items.cells.shape[0])
+        if self.cells >= BLOCK_CELLS:
+            self._flush()
+
+    def _flush(self):
+        if not self.pending:
+            return
+        xp = self.xp
+        offset, parts = 0, []
+        for b in self.pending:
+            items = b.items
+            parts.append(Items(xp, items.cells, items.state + offset, items.sample, items.h, items.w,
+                               items.start))
+            offset += b.num_states
+        merged = sort_by_shape(concat_items(xp, parts))
+        self.done.append(Block(merged, xp.concatenate([b.task for b in self.pending]),
+                               xp.concatenate([b.gid for b in self.pending])))
+        self.pending, self.cells = [], 0
+
+    def finish(self) -> list[Block]:
+        """All blocks built."""
+        self._flush()
+        return self.done

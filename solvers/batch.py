@@ -1,0 +1,82 @@
+"""Batch layout shared by all primitives.
+
+A batch is a stack of grids of one shape, ``(n, h, w)`` ``uint8``. A primitive maps a batch to
+either one stack (every grid gave a result of one shape) or to :class:`Parts`: several stacks of
+different shapes, each with the indices (into the input batch) of the grids it holds. Grids that
+appear in no part had no valid result (for example: no object to crop), which invalidates the
+program state they belong to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_SIDE = 30
+NUM_COLOURS = 10
+
+
+@dataclass
+class Parts:
+    """Results of a primitive grouped by output shape: ``items`` is a list of ``(index, grids)``."""
+
+    items: list
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def as_parts(xp, result, n: int) -> Parts:
+    """Normalise a primitive's return value (a stack or :class:`Parts`) to :class:`Parts`."""
+    if isinstance(result, Parts):
+        return result
+    return Parts([(xp.arange(n), result)])
+
+
+def colour_counts(xp, g):
+    """Per-grid colour histogram: ``(n, 10)`` int counts of each colour."""
+    n = g.shape[0]
+    flat = g.reshape(n, -1).astype(xp.int64) + (xp.arange(n, dtype=xp.int64) * NUM_COLOURS)[:, None]
+    return xp.bincount(flat.ravel(), minlength=n * NUM_COLOURS).reshape(n, NUM_COLOURS)
+
+
+def bounding_boxes(xp, mask):
+    """Bounding box of the true cells of each ``(h, w)`` mask: ``top, left, height, width, any``."""
+    h, w = mask.shape[1:]
+    rows = mask.any(axis=2)
+    cols = mask.any(axis=1)
+    has = rows.any(axis=1)
+    top = rows.argmax(axis=1)
+    bottom = h - 1 - rows[:, ::-1].argmax(axis=1)
+    left = cols.argmax(axis=1)
+    right = w - 1 - cols[:, ::-1].argmax(axis=1)
+    return top, left, bottom - top + 1, right - left + 1, has
+
+
+def crop_boxes(xp, g, top, left, height, width, valid) -> Parts:
+    """Crop each grid to its box; grids with ``valid`` false are dropped. Groups by output shape."""
+    key = (height * 64 + width)
+    key = xp.where(valid, key, -1)
+    parts = []
+    for k in sorted(int(v) for v in xp.unique(key).tolist() if v >= 0):
+        hh, ww = divmod(k, 64)
+        idx = xp.nonzero(key == k)[0]
+        rows = top[idx, None] + xp.arange(hh)
+        cols = left[idx, None] + xp.arange(ww)
+        parts.append((idx, g[idx[:, None, None], rows[:, :, None], cols[:, None, :]]))
+    return Parts(parts)
+
+
+def select_rows(xp, g, keep) -> Parts:
+    """Keep the rows where ``keep`` (n, h) is true, per grid; grids keeping no row are dropped."""
+    count = keep.sum(axis=1)
+    parts = []
+    for hh in sorted(int(v) for v in xp.unique(count).tolist() if v > 0):
+        idx = xp.nonzero(count == hh)[0]
+        # Stable argsort of "not kept" puts the kept rows first, in their order.
+        order = xp.argsort(~keep[idx], axis=1, kind="stable")[:, :hh]
+        parts.append((idx, xp.take_along_axis(g[idx], order[:, :, None], axis=1)))
+    return Parts(parts)
+
+
+def transpose_parts(parts: Parts) -> Parts:
+    """Swap rows and columns of every stack in ``parts``."""
+    return Parts([(idx, arr.transpose(0, 2, 1)) for idx, arr in parts])

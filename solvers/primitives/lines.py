@@ -1,0 +1,50 @@
+"""Movement and lines: gravity and rays drawn from pixels, as scans along one axis of the stack."""
+from __future__ import annotations
+
+from solvers.registry import primitive
+
+# Each direction is computed as "towards the bottom" on a rotated view, then rotated back.
+_TO_DOWN = {"down": 0, "left": 1, "up": 2, "right": 3}
+
+
+def _as_down(xp, g, direction, fn):
+    k = _TO_DOWN[direction]
+    rotated = xp.rot90(g, k, axes=(1, 2))
+    return xp.rot90(fn(xp, rotated), -k, axes=(1, 2))
+
+
+def _fall(xp, g):
+    order = xp.argsort(g != 0, axis=1, kind="stable")
+    return xp.take_along_axis(g, order, axis=1)
+
+
+def _ray_down(xp, g):
+    h = g.shape[1]
+    rows = xp.arange(h)[None, :, None]
+    last = xp.maximum.accumulate(xp.where(g != 0, rows, -1), axis=1)
+    filled = xp.take_along_axis(g, xp.maximum(last, 0), axis=1)
+    return xp.where((g == 0) & (last >= 0), filled, g)
+
+
+@primitive((("down",), ("up",), ("left",), ("right",)))
+def gravity(xp, g, direction):
+    """Let every non-zero cell fall towards ``direction``, keeping the order within its line."""
+    return _as_down(xp, g, direction, _fall)
+
+
+RAYS = (("down",), ("up",), ("left",), ("right",), ("lr",), ("ud",), ("all",))
+
+
+@primitive(RAYS)
+def rays(xp, g, direction):
+    """Extend every non-zero cell as a line towards ``direction`` over the background.
+
+    ``lr``: both left and right; ``ud``: both up and down; ``all``: the four directions. Where
+    lines cross, the line drawn first (in the order down, up, left, right) wins.
+    """
+    dirs = {"lr": ("left", "right"), "ud": ("down", "up"), "all": ("down", "up", "left", "right")}
+    out = None
+    for d in dirs.get(direction, (direction,)):
+        ray = _as_down(xp, g, d, _ray_down)
+        out = ray if out is None else xp.where(out == 0, ray, out)
+    return out

@@ -1,0 +1,116 @@
+"""Connected objects: label every grid of a stack in one call, then pick one object per grid.
+
+Labelling uses ``ndimage.label`` on the whole ``(n, h, w)`` stack with a structuring element that
+never connects across grids, so a batch costs one C/CUDA call per colour, not one per grid.
+"""
+from __future__ import annotations
+
+from solvers.batch import bounding_boxes, crop_boxes
+from solvers.registry import primitive
+from solvers.xp import ndimage
+
+CONNECTIVITY = {4: ((0, 1, 0), (1, 1, 1), (0, 1, 0)), 8: ((1, 1, 1), (1, 1, 1), (1, 1, 1))}
+OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn in (4, 8))
+
+
+def label_objects(xp, g, conn: int, by_colour: bool):
+    """Label the non-zero objects of each grid.
+
+    Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack),
+    ``owner`` (which grid each label belongs to) and ``sizes`` (cells per label), both indexed by
+    label with entry 0 unused.
+    """
+    nd = ndimage(xp)
+    structure = xp.zeros((3, 3, 3), dtype=bool)
+    structure[1] = xp.asarray(CONNECTIVITY[conn], dtype=bool)
+    if by_colour:
+        # One call for all colours: each colour's mask is its own slab of a (9n, h, w) stack.
+        n, h, w = g.shape
+        slabs = (g[None] == xp.arange(1, 10, dtype=g.dtype)[:, None, None, None]).reshape(9 * n, h, w)
+        labels, total = nd.label(slabs, structure=structure)
+        labels = labels.reshape(9, n, h, w).max(axis=0).astype(xp.int32)
+    else:
+        labels, total = nd.label(g != 0, structure=structure)
+        labels = labels.astype(xp.int32)
+    total = int(total)
+    owner = xp.zeros(total + 1, dtype=xp.int64)
+    grid_index = xp.broadcast_to(xp.arange(g.shape[0])[:, None, None], g.shape)
+    owner[labels.ravel()] = grid_index.ravel()
+    sizes = xp.bincount(labels.ravel(), minlength=total + 1)
+    return labels, owner, sizes
+
+
+def pick_per_grid(xp, owner, score, n: int):
+    """For each grid, the label with the lowest ``score`` (ties: lowest label); 0 if it has none."""
+    ids = xp.arange(1, owner.shape[0])
+    if ids.shape[0] == 0:
+        return xp.zeros(n, dtype=xp.int64)
+    order = xp.lexsort(xp.stack([ids, score[1:], owner[1:]]))
+    own_sorted = owner[1:][order]
+    first = xp.ones(order.shape[0], dtype=bool)
+    first[1:] = own_sorted[1:] != own_sorted[:-1]
+    chosen = xp.zeros(n, dtype=xp.int64)
+    chosen[own_sorted[first]] = ids[order[first]]
+    return chosen
+
+
+def _crop_chosen(xp, g, labels, chosen):
+    mask = (labels == chosen[:, None, None]) & (chosen[:, None, None] > 0)
+    top, left, hh, ww, has = bounding_boxes(xp, mask)
+    return crop_boxes(xp, xp.where(mask, g, g.dtype.type(0)), top, left, hh, ww, has)
+
+
+@primitive(OBJECT_KINDS)
+def largest_object(xp, g, conn, by_colour):
+    """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
+    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, g.shape[0]))
+
+
+@primitive(OBJECT_KINDS)
+def smallest_object(xp, g, conn, by_colour):
+    """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
+    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, g.shape[0]))
+
+
+@primitive(((8, True), (8, False)))
+def keep_largest_object(xp, g, conn, by_colour):
+    """Erase everything but the largest object, in place."""
+    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
+    chosen = pick_per_grid(xp, owner, -sizes, g.shape[0])
+    return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
+
+
+@primitive(((8, True), (8, False)))
+def remove_largest_object(xp, g, conn, by_colour):
+    """Erase the largest object, in place."""
+    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
+    chosen = pick_per_grid(xp, owner, -sizes, g.shape[0])
+    return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
+
+
+@primitive()
+def remove_noise(xp, g):
+    """Erase single-cell objects (8-connected, same colour)."""
+    labels, _, sizes = label_objects(xp, g, 8, True)
+    return xp.where(sizes[labels] == 1, g.dtype.type(0), g)
+
+
+@primitive()
+def rarest_color_object(xp, g):
+    """Crop to the object (8-connected, any colours) containing the grid's least frequent colour."""
+    from solvers.batch import colour_counts
+
+    counts = colour_counts(xp, g)
+    counts[:, 0] = 0
+    big = int(counts.max()) + 1 if counts.size else 1
+    rare = xp.where(counts > 0, counts, big).argmin(axis=1)
+    labels, owner, _ = label_objects(xp, g, 8, False)
+    hit = (g == rare[:, None, None].astype(g.dtype)) & (g != 0)
+    # The first labelled cell of the rare colour in reading order decides the object.
+    flat_hit = hit.reshape(g.shape[0], -1)
+    pos = flat_hit.argmax(axis=1)
+    chosen = labels.reshape(g.shape[0], -1)[xp.arange(g.shape[0]), pos].astype(xp.int64)
+    chosen = xp.where(flat_hit.any(axis=1), chosen, 0)
+    return _crop_chosen(xp, g, labels, chosen)

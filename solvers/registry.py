@@ -1,0 +1,72 @@
+"""Registry of DSL primitives and the transforms the search enumerates.
+
+A :class:`Primitive` is one batched function ``fn(xp, grids, *args)``. A :class:`Transform` is a
+primitive with its arguments fixed (``recolor`` with colour 3); the search enumerates transforms.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+PRIMITIVES: dict[str, "Primitive"] = {}
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One batched grid function and the argument tuples the search tries for it."""
+
+    name: str
+    fn: Callable
+    arg_values: tuple = ((),)
+    doc: str = ""
+    elementwise: bool = False  # output cell depends only on the input cell: runs on flat buffers
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A primitive with fixed arguments: a unary map from a grid batch to grid batches."""
+
+    primitive: Primitive
+    args: tuple = field(default=())
+
+    @property
+    def name(self) -> str:
+        """The primitive's name."""
+        return self.primitive.name
+
+    def __call__(self, xp, grids):
+        """Apply to a ``(n, h, w)`` stack; returns a stack or :class:`solvers.batch.Parts`."""
+        return self.primitive.fn(xp, grids, *self.args)
+
+    def call_source(self, var: str) -> str:
+        """Python source of a call of this transform on variable ``var``."""
+        args = "".join(", " + repr(a) for a in self.args)
+        return f"{self.name}({var}{args})"
+
+    def __str__(self) -> str:
+        return self.call_source("x")
+
+
+def primitive(arg_values=((),), elementwise: bool = False):
+    """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
+
+    ``elementwise`` declares that each output cell depends on its input cell alone, so the search
+    may apply the function to all grids of all shapes at once as one flat buffer.
+    """
+
+    def register(fn):
+        name = fn.__name__
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} registered twice")
+        PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
+                                     (fn.__doc__ or "").strip(), elementwise)
+        return fn
+
+    return register
+
+
+def transforms() -> list[Transform]:
+    """All transforms the search enumerates, in a fixed order (registration order, then args)."""
+    import solvers.primitives  # noqa: F401  (registers everything)
+
+    return [Transform(p, args) for p in PRIMITIVES.values() for args in p.arg_values]

@@ -1,0 +1,109 @@
+"""CPU accounting: usable CPUs, default and fair worker counts, live run detection."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from pipeline import resources  # noqa: E402
+from pipeline.resources import (  # noqa: E402
+    default_workers,
+    fair_workers,
+    running_instances,
+    usable_cpus,
+)
+
+
+def test_usable_cpus_is_positive_and_honours_affinity():
+    n = usable_cpus()
+    assert n >= 1
+    assert n <= (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        assert n <= len(os.sched_getaffinity(0))
+
+
+def test_default_workers_is_min_4_usable():
+    assert default_workers() == min(4, usable_cpus())
+
+
+def test_fair_workers_requested_wins():
+    assert fair_workers(3) == 3
+    assert fair_workers(64) == 64
+    assert fair_workers(0) == 1
+
+
+@pytest.mark.parametrize("cpus, runs, expected", [
+    (64, set(), 4), (64, {1}, 4), (8, {1, 2}, 4), (8, {1, 2, 3, 4}, 2), (8, set(range(1, 9)), 1),
+    (8, set(range(1, 20)), 1), (2, set(), 2), (1, {1, 2}, 1),
+])
+def test_fair_workers_shares_cpus_between_runs(monkeypatch, cpus, runs, expected):
+    monkeypatch.setattr(resources, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(resources, "_run_pids", lambda tag: set(runs))
+    monkeypatch.setattr(resources, "_own_run_pid", lambda pids: min(pids) if pids else -1)
+    assert fair_workers(None) == expected
+
+
+def test_fair_workers_counts_this_process_when_it_is_not_a_run(monkeypatch):
+    monkeypatch.setattr(resources, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(resources, "_run_pids", lambda tag: {101, 102, 103})
+    # This process is not among the runs: 3 others + itself share 8 CPUs.
+    assert fair_workers(None) == 2
+
+
+@pytest.mark.parametrize("cmdline, is_run", [
+    (["python", "-m", "pipeline", "run", "-c", "5"], True),
+    (["/usr/bin/python3", "/work/main/pipeline/__main__.py", "run"], True),
+    (["python", "x.py", "--arcbatt-run"], True),
+    (["python", "-m", "pipeline", "score", "sub.json"], False),
+    (["vim", "pipeline/run.py"], False),
+    (["pytest", "tests/test_pipeline.py", "-k", "run"], False),
+    (["bash", "run_card.sh", "-c", "20"], False),
+])
+def test_run_cmdline_matching(cmdline, is_run):
+    assert resources._is_run_cmdline(cmdline, "arcbatt-run") is is_run
+
+
+def test_running_instances_sees_a_live_run():
+    base = running_instances()
+    # A stand-in process whose command line reads "... pipeline run".
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "pipeline", "run"])
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and proc.pid not in resources._run_pids("arcbatt-run"):
+            time.sleep(0.05)
+        assert proc.pid in resources._run_pids("arcbatt-run")
+        # Other runs may start or end on a shared machine meanwhile: compare loosely.
+        assert running_instances() >= 1
+        assert running_instances() >= base + 1 or base > 0
+    finally:
+        proc.kill()
+        proc.wait(5)
+    assert not psutil.pid_exists(proc.pid) or proc.pid not in resources._run_pids("arcbatt-run")
+
+
+def test_forked_children_of_a_run_do_not_count():
+    code = ("import os, time\n"
+            "pid = os.fork()\n"
+            "time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, "pipeline", "run"])
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not psutil.Process(proc.pid).children():
+            time.sleep(0.05)
+        children = psutil.Process(proc.pid).children()
+        assert children, "the stand-in run did not fork"
+        pids = resources._run_pids("arcbatt-run")
+        assert proc.pid in pids
+        assert all(c.pid not in pids for c in children)
+    finally:
+        for c in psutil.Process(proc.pid).children():
+            c.kill()
+        proc.kill()
+        proc.wait(5)
