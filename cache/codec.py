@@ -101,8 +101,8 @@ def _plain(obj: Any) -> Any:
 def encode(value: Any, ttl: float | None = None, now: float | None = None) -> bytes:
     """Wrap `value` in the envelope and pack it with msgpack.
 
-    `ttl` (seconds) records the absolute expiry in the envelope, so that a copy made elsewhere
-    (Redis to a local disk) keeps the same deadline. `now` overrides the write time (tests, tools).
+    `ttl` (seconds) records the absolute expiry in the envelope (readers learn that the entry is
+    short-lived and do not mirror it). `now` overrides the write time (tests, tools).
     Raises TypeError for values that are not JSON-compatible (numpy arrays are converted to lists).
     """
     now = time.time() if now is None else float(now)

@@ -98,12 +98,6 @@ class DiskStore:
             for stored, raw in items.items():
                 self.dc.set(stored, raw, expire=ttl)
 
-    def set_each(self, items: dict[str, tuple[bytes, float | None]]) -> None:
-        """Store items with their own ttl, ``{stored: (raw, ttl)}``, in one transaction."""
-        with self.dc.transact():
-            for stored, (raw, ttl) in items.items():
-                self.dc.set(stored, raw, expire=ttl)
-
     def add(self, stored: str, raw: bytes, ttl: float | None) -> bool:
         """Store `raw` if no readable live value is there (unreadable ones are replaced)."""
         with self.dc.transact():

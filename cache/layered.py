@@ -1,12 +1,12 @@
 """The layered cache: a local disk cache that is the truth, mirrored to a shared Redis.
 
 Every write goes to the local disk and then to Redis; reads try the disk first, then Redis, and copy
-Redis hits to the disk. Redis is an accelerator shared by every instance and machine, never a
-dependency: when it fails (refused, reset, timed out, hung), a circuit breaker stops calling it for
-a cooldown, operations go on from the disk, and writes that could not be published wait in a
-persistent backlog that is published as soon as Redis answers again (the next successful probe,
-:meth:`LayeredCache.flush_backlog`, or :meth:`LayeredCache.close`). No Redis error reaches the
-caller.
+Redis hits to the disk (except entries written with an explicit TTL, such as leases). Redis is an
+accelerator shared by every instance and machine, never a dependency: when it fails (refused,
+reset, timed out, hung), a circuit breaker stops calling it for a cooldown, operations go on from
+the disk, and writes that could not be published wait in a persistent backlog that is published as
+soon as Redis answers again (the next successful probe, :meth:`LayeredCache.flush_backlog`, or
+:meth:`LayeredCache.close`). No Redis error reaches the caller.
 
 ``add`` asks Redis first (SET NX) while Redis is reachable, so it is atomic across machines; during
 an outage it falls back to the local disk (atomic on this machine only) and is published with NX
@@ -33,10 +33,6 @@ log = logging.getLogger("arcbatt.cache")
 
 BACKLOG_CHUNK = 500
 """Backlog entries published per pipeline round trip."""
-
-MIRROR_MIN_TTL = 300.0
-"""Redis hits that expire sooner than this (seconds) are not copied to the local disk: they are
-coordination data such as leases, whose truth is the shared Redis."""
 
 
 class LayeredCache(Cache):
@@ -229,22 +225,21 @@ class LayeredCache(Cache):
         except REDIS_FAULTS as exc:
             self._fault(exc)
             return found
-        copies: dict[str, tuple[bytes, float | None]] = {}
-        now = time.time()
+        copies: dict[str, bytes] = {}
         for stored, raw in raws.items():
             entry = self._decode(raw, self._where_remote, stored)
             if entry is None:
                 continue
             found[stored] = entry
+            # Entries written with an explicit TTL (leases, short-lived data) are not mirrored:
+            # a local copy could outlive a release made elsewhere; Redis stays their truth.
             if entry.expires_at is None:
-                copies[stored] = (raw, None)
-            elif entry.expires_at - now > MIRROR_MIN_TTL:
-                copies[stored] = (raw, entry.expires_at - now)
+                copies[stored] = raw
         if raws:
             with self._counter_lock:
                 self._remote_hits += len(found) - (len(stored_keys) - len(missing))
         if copies:
-            self.disk.set_each(copies)
+            self.disk.set_many(copies, None)
         return found
 
     def _write(self, items: dict[str, bytes], ttl: float | None) -> None:

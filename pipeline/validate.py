@@ -49,7 +49,6 @@ import os
 import queue
 import resource
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -226,13 +225,13 @@ def _worker_init(memory_mb: int, soft_timeout: float) -> None:
     # even inside a C call that holds the GIL (pebble's own handler would wait for Python code).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, _alarm_handler)
-    base: dict = {"__builtins__": builtins}
+    base: dict = {"__builtins__": builtins, "__name__": "__solver__"}
     dsl_error = None
     try:
         exec("from solvers.dsl import *", base)
     except BaseException as exc:  # noqa: BLE001 - any import failure must be reported, not raised
         dsl_error = f"solvers.dsl failed to import: {type(exc).__name__}: {exc}"
-        base = {"__builtins__": builtins}
+        base = {"__builtins__": builtins, "__name__": "__solver__"}
     _W.update(base=base, dsl_error=dsl_error, soft=float(soft_timeout), codes={}, memory_cap=None)
     if memory_mb and memory_mb > 0:
         try:
@@ -408,6 +407,7 @@ class _TaskDataError(ValueError):
 def _task_arrays(job: ValidationJob) -> tuple:
     """Convert a job's grids to read-only uint8 arrays, checking them."""
     def conv(grids, name):
+        """Check and convert one list of grids; ``name`` labels them in errors."""
         arrs = []
         for i, g in enumerate(grids):
             arr, why = check_grid(g if isinstance(g, np.ndarray) else list(g))

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import traceback
 import warnings
@@ -17,6 +18,8 @@ from pathlib import Path
 import diskcache
 import msgpack
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest_cache import (  # noqa: E402,F401  (fixtures are used by name)
@@ -512,8 +515,6 @@ def test_same_owner_string_reacquires_its_lease(any_cache):
 
 
 def test_threads_share_one_instance(any_cache):
-    import threading
-
     errors = []
 
     def work(t: int) -> None:
@@ -537,8 +538,6 @@ def test_threads_share_one_instance(any_cache):
 
 
 # -- codec properties ------------------------------------------------------------------------
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)

@@ -197,3 +197,15 @@ def test_lease_renew_retakes_a_lease_lost_by_a_redis_restart(redis_server, tmp_p
     with open_cache(redis_server.url, FINGERPRINT, local_dir=str(tmp_path / "b")) as other:
         assert LeaseManager(other, owner="intruder").holder("job") == "holder"
     cache.close()
+
+
+def test_lease_released_on_one_machine_is_free_on_another(redis_server, tmp_path):
+    with open_cache(redis_server.url, FINGERPRINT, local_dir=str(tmp_path / "a")) as a, \
+            open_cache(redis_server.url, FINGERPRINT, local_dir=str(tmp_path / "b")) as b:
+        holder = LeaseManager(a, owner="machine-a", ttl=600)
+        other = LeaseManager(b, owner="machine-b", ttl=600)
+        assert holder.try_acquire("job")
+        assert other.holder("job") == "machine-a"  # read through Redis, not mirrored locally
+        assert not other.try_acquire("job")
+        assert holder.release("job")
+        assert other.try_acquire("job")

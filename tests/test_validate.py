@@ -53,12 +53,16 @@ HOSTILE = {
         "    select.select([], [], [], 100)\n"
         "    return I\n",
         "timeout", "hard limit"),
-    "bytearray_10gb": ("def solve(I):\n    x = bytearray(10 * 2**30)\n    return I\n", "memory", "MemoryError"),
-    "numpy_10gb": ("import numpy\ndef solve(I):\n    x = numpy.ones(10 * 2**30, dtype=numpy.uint8)\n    return I\n",
+    "bytearray_10gb": ("def solve(I):\n    x = bytearray(10 * 2**30)\n    return I\n",
+                       "memory", "MemoryError"),
+    "numpy_10gb": ("import numpy\n"
+                   "def solve(I):\n    x = numpy.ones(10 * 2**30, dtype=numpy.uint8)\n    return I\n",
                    "memory", "MemoryError"),
-    "segfault": ("import ctypes\ndef solve(I):\n    ctypes.string_at(0)\n    return I\n", "crash", "crash: -11"),
+    "segfault": ("import ctypes\ndef solve(I):\n    ctypes.string_at(0)\n    return I\n",
+                 "crash", "crash: -11"),
     "os_exit_3": ("import os\ndef solve(I):\n    os._exit(3)\n", "crash", "crash: 3"),
-    "exception": ("def solve(I):\n    x = 0\n    return 1 / x\n", "error", "ZeroDivisionError: division by zero"),
+    "exception": ("def solve(I):\n    x = 0\n    return 1 / x\n",
+                  "error", "ZeroDivisionError: division by zero"),
     "wrong_output": ("def solve(I):\n    return I * 0 + 1\n", "wrong", "differ"),
     "string_output": ("def solve(I):\n    return 'abc'\n", "bad_output", "returned str"),
     "3d_output": ("def solve(I):\n    return [[[1, 2]]]\n", "bad_output", "3-D"),
@@ -93,6 +97,14 @@ def worker_children(before: set[int]) -> list[psutil.Process]:
             continue
         out.append(child)
     return out
+
+
+def _running(proc: psutil.Process) -> bool:
+    """True while ``proc`` runs (a zombie does not), without reaping it."""
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -262,6 +274,45 @@ def test_close_from_another_thread_while_a_solver_blocks():
     t.join(5)
     assert time.monotonic() - t0 < 5
     assert done and done[0][0].status == "error" and done[0][0].error.startswith("pool:")
+    assert worker_children(before) == []
+
+
+def test_pool_recovers_when_idle_workers_are_killed_from_outside():
+    # pebble declares the whole pool broken when a worker dies with no task running (OOM killer,
+    # a stray kill); the pool must rebuild itself and go on.
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with ValidationPool(2, timeout=TIMEOUT) as p:
+        assert p.validate_many([job(GOOD)] * 4)[0].status == "ok"
+        workers = worker_children(before)
+        assert workers
+        for w in workers:
+            w.kill()  # not reaped here: pebble must see the death itself (waitpid)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_running(w) for w in workers):
+            time.sleep(0.05)
+        time.sleep(0.3)  # let pebble notice
+        results = p.validate_many([job(GOOD)] * 6)
+        assert [r.status for r in results] == ["ok"] * 6, [r.error for r in results]
+        assert p.stats["pool_rebuilds"] >= 1
+    assert worker_children(before) == []
+
+
+def test_stall_backstop_when_pebble_is_blind():
+    # Someone else reaps the killed workers (here psutil's wait), so pebble believes they live and
+    # its tasks never start: the no-progress deadline must rebuild the pool, and the jobs succeed.
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with ValidationPool(1, timeout=TIMEOUT, stall_timeout=0.5) as p:
+        assert p.validate_many([job(GOOD)])[0].status == "ok"
+        workers = worker_children(before)
+        for w in workers:
+            w.kill()
+        psutil.wait_procs(workers, timeout=5)  # reaps them behind pebble's back
+        t0 = time.monotonic()
+        results = p.validate_many([job(GOOD)] * 3)
+        wall = time.monotonic() - t0
+        assert [r.status for r in results] == ["ok"] * 3, [r.error for r in results]
+        assert p.stats["pool_rebuilds"] >= 1
+        assert wall < p.stall_timeout + 10
     assert worker_children(before) == []
 
 

@@ -1,0 +1,144 @@
+"""Runs the batched search over a set of tasks: in this process, or split into shards that run
+in parallel (one process per CPU core, or one per GPU). Results do not depend on the split: a
+task's search never looks at other tasks (see :mod:`pipeline.search`).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.problem import Problem
+from pipeline.program import FoundProgram
+from pipeline.search import Search
+
+
+@dataclass
+class EngineResult:
+    """What the search found per task id, with merged statistics."""
+
+    programs: dict = field(default_factory=dict)   # task id -> [FoundProgram, ...] best first
+    states: int = 0
+    grid_transforms: int = 0
+    candidates: int = 0
+    truncated: bool = False
+    levels_done: int = 0
+    stage_seconds: dict = field(default_factory=dict)
+    shard_seconds: list = field(default_factory=list)
+    task_seconds: dict = field(default_factory=dict)
+
+
+def _plain_grid(g) -> list:
+    return np.asarray(g).astype(int).tolist()
+
+
+def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
+                 gpu: int | None = None, progress=None) -> EngineResult:
+    """Search ``tasks`` together on the CPU (``gpu`` None) or on GPU number ``gpu``.
+
+    ``deadline`` is a wall-clock time (``time.time()``) after which no new transform starts.
+    """
+    if gpu is None:
+        xp = np
+        return _search(xp, tasks, depth, seed, deadline, states_per_task, progress)
+    import cupy
+
+    with cupy.cuda.Device(gpu):
+        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress)
+
+
+def _search(xp, tasks, depth, seed, deadline, states_per_task, progress):
+    start = time.perf_counter()
+    problem = Problem(tasks, xp, seed)
+    search = Search(problem, states_per_task=states_per_task, progress=progress)
+    mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
+    stats = search.run(depth, mono_deadline)
+    res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,
+                       candidates=stats.candidates, truncated=stats.truncated,
+                       levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
+    for t, task in enumerate(tasks):
+        found = []
+        for cand in search.boards[t]:
+            steps = [(search.transforms[i].name, search.transforms[i].args) for i in search.table.path(cand.gid)]
+            if cand.mapping is not None:
+                steps.append(("colormap", (dict(cand.mapping),)))
+            found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
+                                      tuple(_plain_grid(g) for g in cand.test_outputs)))
+        res.programs[task.id] = found
+    elapsed = time.perf_counter() - start
+    res.shard_seconds = [elapsed]
+    # The search is one batch: a task's share is its share of the grids (a fair approximation).
+    weights = np.array([sum(g.size for g in t.train_inputs + t.test_inputs) for t in tasks], dtype=float)
+    weights = weights / weights.sum() if weights.sum() else weights
+    res.task_seconds = {t.id: float(elapsed * w) for t, w in zip(tasks, weights)}
+    return res
+
+
+def split_tasks(tasks, shards: int) -> list[list]:
+    """Deterministic balanced split: largest tasks first, each to the least loaded shard."""
+    shards = max(1, min(shards, len(tasks)))
+    cost = [sum(g.size for g in t.train_inputs + t.test_inputs) for t in tasks]
+    order = sorted(range(len(tasks)), key=lambda i: (-cost[i], i))
+    load = [0] * shards
+    groups: list[list[int]] = [[] for _ in range(shards)]
+    for i in order:
+        s = min(range(shards), key=lambda k: (load[k], k))
+        groups[s].append(i)
+        load[s] += cost[i]
+    return [[tasks[i] for i in sorted(g)] for g in groups if g]
+
+
+def merge(results: list[EngineResult]) -> EngineResult:
+    """Combine shard results (stage seconds add up: they are CPU/GPU seconds)."""
+    out = EngineResult()
+    for r in results:
+        out.programs.update(r.programs)
+        out.states += r.states
+        out.grid_transforms += r.grid_transforms
+        out.candidates += r.candidates
+        out.truncated |= r.truncated
+        out.levels_done = max(out.levels_done, r.levels_done)
+        for k, v in r.stage_seconds.items():
+            out.stage_seconds[k] = out.stage_seconds.get(k, 0.0) + v
+        out.shard_seconds += r.shard_seconds
+        out.task_seconds.update(r.task_seconds)
+    if results:
+        out.levels_done = min(r.levels_done for r in results)
+    return out
+
+
+def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = None,
+               states_per_task: int = 20_000, shards: int = 1, gpus: list | None = None,
+               progress=None) -> EngineResult:
+    """Search all ``tasks``: on the GPUs listed in ``gpus`` (one shard each) or in ``shards`` CPU
+    processes (1: in this process). ``progress(done, total)`` is called as shards advance."""
+    if not tasks:
+        return EngineResult()
+    n = len(gpus) if gpus else shards
+    groups = split_tasks(tasks, n)
+    if len(groups) == 1 and not (gpus and len(gpus) > 1):
+        def one(level, done, total):
+            if progress:
+                progress(done + (level - 1) * total, depth * total)
+        return search_shard(groups[0], depth, seed, deadline, states_per_task,
+                            gpus[0] if gpus else None, one)
+    return _parallel(groups, depth, seed, deadline, states_per_task, gpus, progress)
+
+
+def _parallel(groups, depth, seed, deadline, states_per_task, gpus, progress):
+    from pebble import ProcessPool
+
+    # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPool(max_workers=len(groups), context=ctx) as pool:
+        futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task,
+                                                     gpus[i] if gpus else None))
+                   for i, g in enumerate(groups)]
+        results = []
+        for i, fut in enumerate(futures):
+            results.append(fut.result())  # a shard error propagates with its traceback
+            if progress:
+                progress(i + 1, len(futures))
+    return merge(results)

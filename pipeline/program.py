@@ -1,0 +1,66 @@
+"""Programs found by the search, as data and as straight-line Python source."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.inline import chain_source
+
+
+@dataclass(frozen=True)
+class FoundProgram:
+    """A ranked program for one task and its batched-evaluation predictions for the test inputs.
+
+    ``steps`` is the chain of ``(primitive name, args)``; a learned colour table, if any, is the
+    last step (``colormap``). ``rank`` orders programs: solved ones (every train pair fitted)
+    above 50, shorter first; others by partial credit (exact pairs + cell accuracy, at most 2).
+    """
+
+    steps: tuple
+    rank: float
+    solved: bool
+    train_exact: int
+    score: float
+    test_outputs: tuple  # one grid (list of lists) per test input
+
+    @property
+    def size(self) -> int:
+        """Number of calls."""
+        return len(self.steps)
+
+    def source(self) -> str:
+        """Straight-line Python source: ``def solve(I): ...`` using the DSL's primitive names."""
+        return chain_source([(name, args) for name, args in self.steps])
+
+    def to_dict(self) -> dict:
+        """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
+        return {"steps": [[n, _plain(a)] for n, a in self.steps], "rank": self.rank, "solved": self.solved,
+                "train_exact": self.train_exact, "score": self.score, "test_outputs": list(self.test_outputs)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FoundProgram":
+        """Inverse of :meth:`to_dict`."""
+        steps = tuple((n, _unplain(a)) for n, a in d["steps"])
+        return cls(steps, float(d["rank"]), bool(d["solved"]), int(d["train_exact"]), float(d["score"]),
+                   tuple(d["test_outputs"]))
+
+
+def _plain(args):
+    out = []
+    for a in args:
+        if isinstance(a, dict):
+            out.append({"__map__": [[int(k), int(v)] for k, v in sorted(a.items())]})
+        else:
+            out.append(a)
+    return out
+
+
+def _unplain(args):
+    res = []
+    for a in args:
+        if isinstance(a, dict) and "__map__" in a:
+            res.append({int(k): int(v) for k, v in a["__map__"]})
+        elif isinstance(a, list):
+            res.append(tuple(a))
+        else:
+            res.append(a)
+    return tuple(res)

@@ -1,0 +1,328 @@
+"""One ``run``: tasks -> batched search -> inline -> validate -> store -> select -> outputs.
+
+Work is split into chunks of tasks claimed with leases in the shared cache, so concurrent
+instances on one task set each search different tasks; a finished task's record is published in
+the cache and every instance's submission covers all its tasks. ``submission.json`` exists (with
+fallback attempts) from the start and is rewritten atomically as chunks finish.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from cache import LeaseManager, open_cache
+from pipeline.devices import select_device
+from pipeline.engine import run_search
+from pipeline.fingerprint import code_fingerprint
+from pipeline.outputs import write_json_atomic
+from pipeline.progress import Progress
+from pipeline.resources import fair_workers, running_instances, usable_cpus
+from pipeline.select import choose_attempts
+from pipeline.solve import SolverPipeline
+from pipeline.store import SolverStore
+from pipeline.tasks import load_tasks
+from pipeline.validate import ValidationPool
+
+log = logging.getLogger("arcbatt")
+
+TASK_NS = "task"
+LEASE_TTL = 60.0
+MAX_DEPTH = 4
+
+
+@dataclass
+class RunOptions:
+    """The options of ``python -m pipeline run`` (see the README for each flag)."""
+
+    dataset: str = "arc1-train"
+    count: int = 0
+    once: bool = False
+    initial: bool = False
+    timeout: float = 5.0
+    timing: bool = False
+    force_cpu: bool = False
+    force_gpu: bool = False
+    export_best: bool = False
+    workers: int | None = None
+    budget: float | None = None
+    cache_url: str | None = None
+    out_dir: str | None = None
+    seed: int = 0
+    depth: int = 2
+    states_per_task: int = 8000
+    chunk: int | None = None
+    gpus: int | None = None
+
+
+class StageTimer:
+    """Accumulates wall seconds per stage name."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(stage, time.perf_counter() - start)
+
+    def add(self, stage: str, seconds: float) -> None:
+        """Add ``seconds`` to ``stage``."""
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+
+def _fallback_attempts(task) -> list:
+    return choose_attempts([], [g.astype(int).tolist() for g in task.test_inputs])
+
+
+class Run:
+    """A configured run; :meth:`execute` does it and returns the exit code."""
+
+    def __init__(self, opts: RunOptions):
+        self.o = opts
+        self.timer = StageTimer()
+        self.start_wall = time.time()
+        self.deadline = None if opts.budget is None else self.start_wall + opts.budget
+        self.out_dir = opts.out_dir or os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
+        self.search_totals = {"states": 0, "grid_transforms": 0, "candidates": 0, "seconds": 0.0,
+                              "truncated": False}
+        self.search_stages: dict[str, float] = {}
+        self.records: dict[str, dict] = {}
+        self.iterations = 0
+
+    # ------------------------------------------------------------------ main
+    def execute(self) -> int:
+        """Run everything; outputs are complete when this returns (also after an interrupt)."""
+        o = self.o
+        with self.timer("load"):
+            tasks, skipped = load_tasks(o.dataset, o.count)
+        for msg in skipped:
+            print(f"skipped bad task: {msg}", file=sys.stderr)
+        self.tasks, self.skipped = tasks, skipped
+        self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
+        if self.device.notice:
+            print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
+        self.cache = open_cache(o.cache_url, code_fingerprint())
+        if o.initial:
+            self.cache.clear()
+        os.makedirs(self.out_dir, exist_ok=True)
+        self.submission = {t.id: _fallback_attempts(t) for t in tasks}
+        self._write_outputs()
+        self.instances = running_instances()
+        self.workers = fair_workers(o.workers)
+        self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else max(
+            1, usable_cpus() // max(1, self.instances))
+        self.leases = LeaseManager(self.cache, ttl=LEASE_TTL)
+        self.leases.start_renewer()
+        self.store = SolverStore(self.cache)
+        try:
+            with ValidationPool(self.workers, timeout=o.timeout) as pool:
+                self.solver_pipeline = SolverPipeline(self.cache, pool, self.store, self.timer)
+                self._iterate()
+        except KeyboardInterrupt:
+            print("interrupted: writing what is done", file=sys.stderr)
+        finally:
+            self.leases.stop_renewer()
+            self.leases.release_all()
+            self._write_outputs()
+            if o.export_best:
+                self._export_best()
+            self.cache.close()
+        if o.timing:
+            self._print_timing()
+        solved = sum(1 for r in self.records.values() if r["status"] == "solved")
+        print(f"done: {len(self.records)}/{len(tasks)} tasks, {solved} with a validated solver; "
+              f"outputs in {self.out_dir}", file=sys.stderr)
+        return 0
+
+    def _iterate(self) -> None:
+        """Iteration 1 searches at depth D; with a budget (and not -o), deeper iterations follow on
+        the tasks still unsolved while time remains, up to depth 4."""
+        depth = self.o.depth
+        todo = list(self.tasks)
+        while todo:
+            self.iterations += 1
+            self._process(todo, depth)
+            if self.o.once or self.o.budget is None or depth >= MAX_DEPTH or self._time_left() <= 0:
+                break
+            depth += 1
+            todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
+
+    def _time_left(self) -> float:
+        return float("inf") if self.deadline is None else self.deadline - time.time()
+
+    def _search_deadline(self) -> float | None:
+        """Stop starting search work early enough to validate and write the results."""
+        if self.deadline is None:
+            return None
+        reserve = min(120.0, max(3.0, 0.15 * self.o.budget))
+        return self.deadline - reserve
+
+    # ------------------------------------------------------------------ chunks and leases
+    def _task_key(self, task, depth: int) -> str:
+        return f"{task.digest()}:d{depth}:s{self.o.seed}"
+
+    def _chunk_size(self, n: int) -> int:
+        if self.o.chunk:
+            return self.o.chunk
+        # Several chunks per instance balance concurrent instances; large chunks batch better.
+        per = -(-n // (max(1, self.instances) * 4)) if self.instances > 1 else n
+        return max(8, min(n, per))
+
+    def _process(self, tasks, depth: int) -> None:
+        pending = {t.id: t for t in tasks}
+        keys = {t.id: self._task_key(t, depth) for t in tasks}
+        progress = Progress(len(tasks), f"depth {depth}")
+        try:
+            while pending:
+                self._collect_cached(pending, keys, progress)
+                if not pending:
+                    break
+                search_deadline = self._search_deadline()
+                if search_deadline is not None and time.time() > search_deadline:
+                    self.search_totals["truncated"] = True
+                    break
+                chunk = self._claim(pending, keys, self._chunk_size(len(pending)))
+                if chunk:
+                    self._solve_chunk(chunk, depth, keys, progress)
+                    for t in chunk:
+                        pending.pop(t.id, None)
+                else:
+                    time.sleep(0.5)  # others hold the rest: wait for their results or leases to expire
+        finally:
+            progress.close()
+
+    def _collect_cached(self, pending: dict, keys: dict, progress) -> None:
+        with self.timer("cache"):
+            found = self.cache.get_many(TASK_NS, [keys[i] for i in pending])
+        by_key = {keys[i]: i for i in pending}
+        for key, rec in found.items():
+            tid = by_key[key]
+            if not isinstance(rec, dict) or "attempts" not in rec:
+                continue
+            rec = dict(rec, id=tid)
+            self._record(rec)
+            pending.pop(tid)
+            progress.advance(1)
+        if found:
+            self._write_outputs()
+
+    def _claim(self, pending: dict, keys: dict, size: int) -> list:
+        chunk = []
+        for tid, task in list(pending.items()):
+            if self.leases.try_acquire(f"lease:{keys[tid]}"):
+                # Another instance may have finished it between our cache read and the lease.
+                if self.cache.get(TASK_NS, keys[tid]) is not None:
+                    self.leases.release(f"lease:{keys[tid]}")
+                    continue
+                chunk.append(task)
+                if len(chunk) >= size:
+                    break
+        return chunk
+
+    def _solve_chunk(self, chunk, depth: int, keys: dict, progress) -> None:
+        def on_progress(done, total):
+            progress.inner(done, total)
+
+        t0 = time.perf_counter()
+        result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
+                            states_per_task=self.o.states_per_task, shards=self.search_shards,
+                            gpus=[g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else None,
+                            progress=on_progress)
+        elapsed = time.perf_counter() - t0
+        self.timer.add("search", elapsed)
+        tot = self.search_totals
+        tot["states"] += result.states
+        tot["grid_transforms"] += result.grid_transforms
+        tot["candidates"] += result.candidates
+        tot["seconds"] += elapsed
+        tot["truncated"] |= result.truncated
+        for k, v in result.stage_seconds.items():
+            self.search_stages[k] = self.search_stages.get(k, 0.0) + v
+        records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds)
+        with self.timer("cache"):
+            if not result.truncated:  # a cut-short search is not the answer at this depth
+                self.cache.set_many(TASK_NS, {keys[tid]: rec for tid, rec in records.items()})
+        for task in chunk:
+            self.leases.release(f"lease:{keys[task.id]}")
+        for rec in records.values():
+            self._record(rec)
+        progress.advance(len(chunk))
+        self._write_outputs()
+
+    def _record(self, rec: dict) -> None:
+        old = self.records.get(rec["id"])
+        if old is not None and old["status"] == "solved" and rec["status"] != "solved":
+            return  # a deeper iteration that found nothing does not replace a solver
+        self.records[rec["id"]] = rec
+        self.submission[rec["id"]] = rec["attempts"]
+
+    # ------------------------------------------------------------------ outputs
+    def _write_outputs(self) -> None:
+        with self.timer("write"):
+            write_json_atomic(os.path.join(self.out_dir, "submission.json"), self.submission)
+            write_json_atomic(os.path.join(self.out_dir, "report.json"), self.report())
+
+    def report(self) -> dict:
+        """The report.json document (see DESIGN.md for the fields)."""
+        o = self.o
+        elapsed = time.time() - self.start_wall
+        tot = self.search_totals
+        secs = tot["seconds"]
+        stats = self.cache.stats() if hasattr(self, "cache") else {"hits": 0, "misses": 0, "hit_rate": 0.0}
+        dev = getattr(self, "device", None)
+        pipeline = getattr(self, "solver_pipeline", None)
+        stages = {k: round(v, 3) for k, v in self.timer.seconds.items()}
+        stages.update({k: round(v, 3) for k, v in self.search_stages.items()})
+        return {
+            "run": {"dataset": o.dataset, "tasks": len(getattr(self, "tasks", [])),
+                    "device": dev.kind if dev else None, "gpus": dev.gpus if dev else [],
+                    "cupy": dev.cupy_version if dev else None, "cuda": dev.cuda_version if dev else None,
+                    "workers": getattr(self, "workers", None), "search_shards": getattr(self, "search_shards", None),
+                    "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
+                    "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
+                    "seconds": round(elapsed, 3), "stages": stages,
+                    "cache": self.cache.describe() if hasattr(self, "cache") else None,
+                    "skipped": list(getattr(self, "skipped", []))},
+            "search": {"states": tot["states"], "candidates": tot["candidates"],
+                       "grid_transforms": tot["grid_transforms"], "seconds": round(secs, 3),
+                       "states_per_second": round(tot["states"] / secs, 1) if secs else 0.0,
+                       "grid_transforms_per_second": round(tot["grid_transforms"] / secs, 1) if secs else 0.0},
+            "cache": {"hits": stats.get("hits", 0), "misses": stats.get("misses", 0),
+                      "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
+            "validation": pipeline.counts.to_dict() if pipeline else {},
+            "tasks": [{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")}
+                      if t.id in self.records else
+                      {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0}
+                      for t in getattr(self, "tasks", [])],
+        }
+
+    def _print_timing(self) -> None:
+        rows = sorted(self.timer.seconds.items(), key=lambda kv: -kv[1])
+        sub = sorted(self.search_stages.items(), key=lambda kv: -kv[1])
+        width = max([len(k) for k, _ in rows + sub] + [5])
+        print(f"{'stage':<{width}}  seconds", file=sys.stderr)
+        for k, v in rows:
+            print(f"{k:<{width}}  {v:8.2f}", file=sys.stderr)
+        if sub:
+            print(f"{'(search, summed over shards)':<{width}}", file=sys.stderr)
+            for k, v in sub:
+                print(f"{k:<{width}}  {v:8.2f}", file=sys.stderr)
+        print(f"{'total':<{width}}  {time.time() - self.start_wall:8.2f}", file=sys.stderr)
+
+    def _export_best(self) -> None:
+        """Write solvers.py: the best stored solver of every task as one importable module."""
+        from pipeline.export import write_solvers_module
+
+        best = {}
+        for task in self.tasks:
+            solvers = self.store.get(task.digest())
+            if solvers:
+                best[task.id] = solvers[0].source
+        write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)

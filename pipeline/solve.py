@@ -1,0 +1,143 @@
+"""After the search: inline each found solver, validate it in the pool, store it, pick attempts.
+
+Every solver goes inline -> validate -> store before its predictions are used; one whose isolated
+run disagrees with the batched evaluation is dropped and counted.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pipeline.inline import InlineError, inline
+from pipeline.select import choose_attempts
+from pipeline.store import StoredSolver
+from pipeline.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
+
+INLINE_NS = "inline"
+VALID_NS = "valid"
+NEGATIVE_TTL = 24 * 3600.0  # failed validations are retried after a day
+
+
+@dataclass
+class ValidationCounts:
+    """What happened to the solvers the search found."""
+
+    found: int = 0
+    unique: int = 0
+    validated: int = 0
+    ok: int = 0
+    failed: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        """Report form."""
+        return {"found": self.found, "unique": self.unique, "validated": self.validated, "ok": self.ok,
+                "failed": dict(sorted(self.failed.items()))}
+
+
+def _grids(arrs) -> list:
+    return [a.astype(int).tolist() for a in arrs]
+
+
+class SolverPipeline:
+    """Inline, validate and store the solvers of many tasks at once; then choose attempts."""
+
+    def __init__(self, cache, pool, store, timer):
+        self.cache = cache
+        self.pool = pool
+        self.store = store
+        self.timer = timer
+        self.counts = ValidationCounts()
+
+    def _inline(self, source: str):
+        key = hashlib.sha256(source.encode()).hexdigest()[:32]
+        hit = self.cache.get(INLINE_NS, key)
+        if hit is not None:
+            return hit["source"], hit["id"], hit["size"]
+        res = inline(source)
+        self.cache.set(INLINE_NS, key, {"source": res.source, "id": res.solver_id, "size": res.size})
+        return res.source, res.solver_id, res.size
+
+    def finish(self, tasks, programs: dict, task_seconds: dict) -> dict:
+        """Task results (id -> record) for ``tasks`` given the search's ``programs`` per task id."""
+        # 1. inline every solver (train fit complete) the search found
+        with self.timer("inline"):
+            todo = []  # (task, FoundProgram, canonical source, id, size)
+            for task in tasks:
+                seen = set()
+                for prog in programs.get(task.id, []):
+                    if not prog.solved:
+                        continue
+                    self.counts.found += 1
+                    try:
+                        src, sid, size = self._inline(prog.source())
+                    except InlineError as exc:
+                        self.counts.failed[f"inline: {exc}"[:80]] += 1
+                        continue
+                    if sid in seen:
+                        continue
+                    seen.add(sid)
+                    self.counts.unique += 1
+                    todo.append((task, prog, src, sid, size))
+        # 2. validate in isolated workers (cached: positive forever, negative for a day)
+        with self.timer("validate"):
+            keys = [f"{sid}:{task.digest()}" for task, _, _, sid, _ in todo]
+            known = self.cache.get_many(VALID_NS, keys) if keys else {}
+            results: dict[str, ValidationResult] = {}
+            for k, v in known.items():
+                try:
+                    results[k] = ValidationResult.from_dict(v)
+                except ValueError:
+                    pass
+            jobs, job_keys = [], []
+            grids_of: dict = {}
+            for (task, _, src, _, _), k in zip(todo, keys):
+                if k in results:
+                    continue
+                if task.id not in grids_of:
+                    grids_of[task.id] = (_grids(task.train_inputs), _grids(task.train_outputs),
+                                         _grids(task.test_inputs))
+                tr_in, tr_out, te_in = grids_of[task.id]
+                jobs.append(ValidationJob(src, tr_in, tr_out, te_in))
+                job_keys.append(k)
+            fresh = self.pool.validate_many(jobs) if jobs else []
+            for k, res in zip(job_keys, fresh):
+                results[k] = res
+                if res.error and res.error.startswith(POOL_ERROR_PREFIX):
+                    continue  # the pool failed, not the solver: do not remember it
+                self.cache.set(VALID_NS, k, res.to_dict(), ttl=None if res.ok else NEGATIVE_TTL)
+        # 3. keep the solvers whose isolated run agrees with the search, store them
+        with self.timer("store"):
+            accepted: dict = {}
+            for (task, prog, src, sid, size), k in zip(todo, keys):
+                res = results[k]
+                self.counts.validated += 1
+                if not res.ok:
+                    self.counts.failed[res.status] += 1
+                    continue
+                if [list(map(list, g)) for g in res.test_outputs] != [list(map(list, g)) for g in prog.test_outputs]:
+                    self.counts.failed["disagrees with search"] += 1
+                    continue
+                self.counts.ok += 1
+                accepted.setdefault(task.id, []).append(
+                    StoredSolver(sid, src, res.train_fit, size, res.seconds, res.test_outputs))
+            stored = {task.id: self.store.add(task.digest(), accepted.get(task.id, [])) for task in tasks}
+        # 4. attempts: stored solvers first, then the best partial programs
+        with self.timer("select"):
+            records = {}
+            for task in tasks:
+                solvers = stored[task.id]
+                partial = [p for p in programs.get(task.id, []) if not p.solved]
+                ranked = [s.test_outputs for s in solvers] + [list(p.test_outputs) for p in partial]
+                attempts = choose_attempts(ranked, _grids(task.test_inputs))
+                if solvers:
+                    status, program, fit = "solved", solvers[0].source, solvers[0].train_fit
+                else:
+                    status, program = "unsolved", None
+                    fit = partial[0].train_exact / len(task.train_inputs) if partial else 0.0
+                records[task.id] = {"id": task.id, "status": status, "program": program,
+                                    "train_fit": round(float(fit), 4),
+                                    "seconds": round(float(task_seconds.get(task.id, 0.0)), 4),
+                                    "attempts": attempts}
+        return records
