@@ -1,7 +1,8 @@
 """Vectorised 64-bit hashing of grid stacks and of program states (NumPy or CuPy alike).
 
-A grid's hash comes from six random integer projections of its cells, computed as one float32
-matrix product per stack (BLAS on the CPU, cuBLAS on the GPU): the coefficients are integers below
+A grid's hash comes from six random integer projections of its cells (the coefficient of a cell
+depends on its row and column, so a grid hashes the same alone or zero-padded inside a larger
+stack), computed as one float32 matrix product per stack (BLAS on the CPU, cuBLAS on the GPU): the coefficients are integers below
 2048, so every projection (at most 9 * 900 * 2047 < 2**24) is exact in float32 and identical on
 any device or summation order. Two different grids agree on all six with probability at most
 2048**-6 (about 1e-20). The projections and the shape are mixed into 64 bits with splitmix64. A
@@ -36,19 +37,41 @@ class GridHasher:
 
     def __init__(self, xp, seed: int = 0):
         rng = np.random.default_rng(np.random.SeedSequence([0xA5C, seed]))
-        coef = rng.integers(0, 2048, size=(MAX_SIDE * MAX_SIDE, PROJECTIONS)).astype(np.float32)
+        coef = rng.integers(0, 2048, size=(MAX_SIDE, MAX_SIDE, PROJECTIONS)).astype(np.float32)
         mix = rng.integers(0, 2**63, size=PROJECTIONS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.xp = xp
         self.coef = xp.asarray(coef)
         self.mix = xp.asarray(mix)
+        self._coef_by_shape: dict = {}
+
+    def _coef(self, h: int, w: int):
+        key = (h, w)
+        if key not in self._coef_by_shape:
+            self._coef_by_shape[key] = self.xp.ascontiguousarray(self.coef[:h, :w].reshape(h * w, PROJECTIONS))
+        return self._coef_by_shape[key]
+
+    def _mix(self, proj, shape_key):
+        xp = self.xp
+        sums = (proj.astype(xp.uint64) * self.mix).sum(axis=1, dtype=xp.uint64)
+        return splitmix64(xp, sums ^ (shape_key.astype(xp.uint64) * _SHAPE))
 
     def grids(self, arr):
         """Hash every grid of a ``(m, h, w)`` stack (shape included)."""
         xp = self.xp
         m, h, w = arr.shape
-        proj = xp.matmul(arr.reshape(m, h * w).astype(xp.float32), self.coef[: h * w])
-        sums = (proj.astype(xp.uint64) * self.mix).sum(axis=1, dtype=xp.uint64)
-        return splitmix64(xp, sums ^ np.uint64((h * 64 + w) * int(_SHAPE) % 2**64))
+        proj = xp.matmul(arr.reshape(m, h * w).astype(xp.float32), self._coef(h, w))
+        return self._mix(proj, xp.full(m, h * 64 + w, dtype=xp.int64))
+
+    def padded(self, arr, h, w):
+        """Hash grids held zero-padded in a ``(m, H, W)`` stack; ``h``, ``w`` are their real sides.
+
+        Gives exactly the hashes :meth:`grids` gives for the unpadded grids (cells outside the
+        real grid must be 0).
+        """
+        xp = self.xp
+        m, H, W = arr.shape
+        proj = xp.matmul(arr.reshape(m, H * W).astype(xp.float32), self._coef(H, W))
+        return self._mix(proj, h * 64 + w)
 
     def item(self, grid_hash, sample):
         """Mix a grid hash with the index of the sample it belongs to (so states sum safely)."""

@@ -35,6 +35,7 @@ class Items:
     start: object
     groups: list | None = None
     _cell_index: tuple | None = field(default=None, repr=False)
+    _padded: "PaddedLayout | None" = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
@@ -49,13 +50,23 @@ class Items:
 
     def cell_index(self):
         """Per cell: the index of its grid and its position inside that grid (cached)."""
+        return self.cell_index_for(int(self.cells.shape[0]))
+
+    def cell_index_for(self, total: int):
+        """:meth:`cell_index` for ``total`` cells (usable before ``cells`` is filled in)."""
         if self._cell_index is None:
             xp = self.xp
             sizes = self.h * self.w
             item = xp.repeat(xp.arange(self.count, dtype=xp.int64), sizes)
-            pos = xp.arange(self.cells.shape[0], dtype=xp.int64) - self.start[item]
+            pos = xp.arange(total, dtype=xp.int64) - self.start[item]
             self._cell_index = (item, pos)
         return self._cell_index
+
+    def padded(self) -> "PaddedLayout":
+        """The same grids zero-padded into a few size buckets (cached; see :class:`PaddedLayout`)."""
+        if self._padded is None:
+            self._padded = PaddedLayout(self)
+        return self._padded
 
     def take(self, order, grouped: bool = False) -> "Items":
         """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups."""
@@ -70,6 +81,55 @@ class Items:
         if grouped:
             out.groups = shape_runs(to_host(h), to_host(w))
         return out
+
+
+BUCKET_SIDES = (5, 10, 15, 20, 30)
+
+
+class PaddedLayout:
+    """Grids of many shapes zero-padded (bottom, right) into a few ``(m, H, W)`` bucket stacks.
+
+    Primitives that are indifferent to zero padding run once per bucket instead of once per exact
+    shape. ``buckets`` lists ``(H, W, item indices, offset)`` into one buffer; ``dest`` gives, for
+    every cell of the items, its place in that buffer (so results map back with one gather).
+    """
+
+    def __init__(self, items: "Items"):
+        xp = items.xp
+        sides = xp.asarray(np.array(BUCKET_SIDES))
+        bh = sides[xp.searchsorted(sides, items.h)]
+        bw = sides[xp.searchsorted(sides, items.w)]
+        key = bh * 64 + bw
+        self.buckets = []
+        base = xp.zeros(items.count, dtype=xp.int64)
+        width = xp.zeros(items.count, dtype=xp.int64)
+        offset = 0
+        for k in sorted(int(v) for v in xp.unique(key).tolist()):
+            H, W = divmod(k, 64)
+            idx = xp.nonzero(key == k)[0]
+            m = int(idx.shape[0])
+            base[idx] = offset + xp.arange(m, dtype=xp.int64) * (H * W)
+            width[idx] = W
+            self.buckets.append((H, W, idx, offset))
+            offset += m * H * W
+        item, pos = items.cell_index()
+        self.dest = base[item] + (pos // items.w[item]) * width[item] + pos % items.w[item]
+        buf = xp.zeros(offset, dtype=xp.uint8)
+        buf[self.dest] = items.cells
+        self.buffer = buf
+        self.items = items
+
+    def stack(self, bucket):
+        """The ``(m, H, W)`` stack of one bucket (a view of the buffer)."""
+        H, W, idx, off = bucket
+        return self.buffer[off:off + int(idx.shape[0]) * H * W].reshape(-1, H, W)
+
+    def real_mask(self, bucket):
+        """True on the cells of each grid, False on its padding."""
+        xp = self.items.xp
+        H, W, idx, _ = bucket
+        return (xp.arange(H)[None, :, None] < self.items.h[idx][:, None, None]) \
+            & (xp.arange(W)[None, None, :] < self.items.w[idx][:, None, None])
 
 
 def shape_runs(h: np.ndarray, w: np.ndarray) -> list:

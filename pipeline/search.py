@@ -20,6 +20,7 @@ from solvers.xp import to_host
 LEADERBOARD_SIZE = 6
 BLOCK_CELLS = 12_000_000  # cells per block: bounds the memory of one transform call (~40 B/cell)
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
+USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
 
 
 @dataclass
@@ -168,6 +169,8 @@ class Search:
             cells = tr(xp, items.cells.reshape(1, 1, -1)).reshape(-1)
             out = Items(xp, cells, items.state, items.sample, items.h, items.w, items.start)
             return out, self._hash_groups(out, items.groups)
+        if tr.primitive.pad and USE_PADDED:
+            return self._apply_padded(items, tr)
         chunks, srcs, shapes, hashes = [], [], [], []
         for group in items.groups:
             _, _, lo, _ = group
@@ -189,6 +192,50 @@ class Search:
         src = xp.concatenate(srcs)
         out = Items(xp, xp.concatenate(chunks), items.state[src], items.sample[src], xp.asarray(h),
                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
+        return out, xp.concatenate(hashes)
+
+    def _apply_padded(self, items: Items, tr):
+        """Apply a padding-indifferent transform once per size bucket (see PaddedLayout)."""
+        xp, hasher = self.xp, self.p.hasher
+        lay = items.padded()
+        results, hashes = [], []
+        for bucket in lay.buckets:
+            H, W, idx, _ = bucket
+            res = tr(xp, lay.stack(bucket))
+            if tr.primitive.pad == "inplace":
+                res = xp.where(lay.real_mask(bucket), res, xp.uint8(0))
+                hashes.append(hasher.padded(res, items.h[idx], items.w[idx]))
+            else:
+                hashes.append(hasher.padded(res.arr, res.h, res.w)[res.valid])
+            results.append(res)
+        if tr.primitive.pad == "inplace":
+            buf = xp.concatenate([r.reshape(-1) for r in results])
+            order = xp.concatenate([b[2] for b in lay.buckets])
+            hv = xp.empty(items.count, dtype=xp.uint64)
+            hv[order] = xp.concatenate(hashes)
+            out = Items(xp, buf[lay.dest], items.state, items.sample, items.h, items.w, items.start)
+            return out, hv
+        # Crops: the valid grids, bucket by bucket, each read from its padded result.
+        src, hs, ws, bases, widths = [], [], [], [], []
+        offset = 0
+        for (H, W, idx, _), res in zip(lay.buckets, results):
+            keep = xp.nonzero(res.valid)[0]
+            src.append(idx[keep])
+            hs.append(res.h[keep])
+            ws.append(res.w[keep])
+            bases.append(offset + keep * (H * W))
+            widths.append(xp.full(keep.shape[0], W, dtype=xp.int64))
+            offset += int(res.arr.shape[0]) * H * W
+        src = xp.concatenate(src)
+        if src.shape[0] == 0:
+            return None, None
+        h, w = xp.concatenate(hs).astype(xp.int64), xp.concatenate(ws).astype(xp.int64)
+        sizes = h * w
+        out = Items(xp, None, items.state[src], items.sample[src], h, w, xp.cumsum(sizes) - sizes)
+        item, pos = out.cell_index_for(int(sizes.sum()))
+        base, width = xp.concatenate(bases), xp.concatenate(widths)
+        buf = xp.concatenate([r.arr.reshape(-1) for r in results])
+        out.cells = buf[base[item] + (pos // w[item]) * width[item] + pos % w[item]]
         return out, xp.concatenate(hashes)
 
     def _drop_solved(self, block: Block):

@@ -460,7 +460,8 @@ class ValidationPool:
     ``chunk_budget`` is the time a chunk may spend before handing back its remaining solvers
     (default ``min(1, timeout / 4)`` s); ``max_tasks`` replaces a worker after that many calls
     (bounds leaks); ``start_method`` is the multiprocessing start method; ``stall_timeout`` is
-    how long the batch may make no progress at all before the pool is rebuilt.
+    how long chunks may wait with none running and none finishing (workers that fail to start,
+    or dead workers pebble cannot see) before the pool is rebuilt and they are sent again.
     """
 
     def __init__(
@@ -491,8 +492,9 @@ class ValidationPool:
         # Parent-side backstop beyond pebble's own hard timeout: pebble polls every 0.1 s and
         # waits up to 3 s for a worker that blocks SIGTERM before it sends SIGKILL.
         self.margin = 5.0
-        # No progress at all for this long (no chunk started or finished): rebuild the pool.
-        self.stall_timeout = float(stall_timeout) + self.chunk_budget + self.timeout + self.margin
+        # Work pending, nothing running, nothing started or finished for this long (workers that
+        # do not start, or dead ones pebble cannot see): rebuild the pool.
+        self.stall_timeout = float(stall_timeout)
         self._pool: ProcessPool | None = None
         self._lock = threading.Lock()  # one validate_many at a time
         self._pool_lock = threading.RLock()  # guards creating and dropping the pebble pool
@@ -716,6 +718,7 @@ class ValidationPool:
             last_check = now
             # Backstop deadlines: pebble should have killed a chunk past its hard timeout; if it
             # has not within the margin, cancel it (pebble then kills the worker) and move on.
+            running = False
             for f, entry in list(inflight.items()):
                 if entry[2] is None and f.running():
                     entry[2] = now
@@ -725,7 +728,9 @@ class ValidationPool:
                     inflight.pop(f)
                     todo.extend(reversed(self._failed(entry[0], "timeout", None, now - entry[2],
                                                       results, backstop=True)))
-            if inflight and now - last_progress > self.stall_timeout:
+                elif entry[2] is not None:
+                    running = True  # a running chunk has its own deadline above
+            if inflight and not running and now - last_progress > self.stall_timeout:
                 # Nothing started or finished for too long (workers failing to start?):
                 # rebuild the pool and send the unfinished chunks again, once.
                 stalled = [entry[0] for entry in inflight.values()]

@@ -24,10 +24,31 @@ class Parts:
         return iter(self.items)
 
 
+@dataclass
+class Padded:
+    """Grids of different shapes in the top-left corners of one zero-filled ``(n, H, W)`` stack.
+
+    Grid ``i`` is ``arr[i, :h[i], :w[i]]`` when ``valid[i]``; every cell outside it is 0.
+    """
+
+    arr: object
+    h: object
+    w: object
+    valid: object
+
+
 def as_parts(xp, result, n: int) -> Parts:
-    """Normalise a primitive's return value (a stack or :class:`Parts`) to :class:`Parts`."""
+    """Normalise a primitive's return value (stack, :class:`Parts` or :class:`Padded`) to Parts."""
     if isinstance(result, Parts):
         return result
+    if isinstance(result, Padded):
+        key = xp.where(result.valid, result.h * 64 + result.w, -1)
+        parts = []
+        for k in sorted(int(v) for v in xp.unique(key).tolist() if v >= 0):
+            hh, ww = divmod(k, 64)
+            idx = xp.nonzero(key == k)[0]
+            parts.append((idx, result.arr[idx, :hh, :ww]))
+        return Parts(parts)
     return Parts([(xp.arange(n), result)])
 
 
@@ -51,18 +72,16 @@ def bounding_boxes(xp, mask):
     return top, left, bottom - top + 1, right - left + 1, has
 
 
-def crop_boxes(xp, g, top, left, height, width, valid) -> Parts:
-    """Crop each grid to its box; grids with ``valid`` false are dropped. Groups by output shape."""
-    key = (height * 64 + width)
-    key = xp.where(valid, key, -1)
-    parts = []
-    for k in sorted(int(v) for v in xp.unique(key).tolist() if v >= 0):
-        hh, ww = divmod(k, 64)
-        idx = xp.nonzero(key == k)[0]
-        rows = top[idx, None] + xp.arange(hh)
-        cols = left[idx, None] + xp.arange(ww)
-        parts.append((idx, g[idx[:, None, None], rows[:, :, None], cols[:, None, :]]))
-    return Parts(parts)
+def crop_boxes(xp, g, top, left, height, width, valid) -> Padded:
+    """Crop each grid to its box (one gather for the whole stack); ``valid`` false: no result."""
+    n, h, w = g.shape
+    rows = xp.arange(h)[None, :, None]
+    cols = xp.arange(w)[None, None, :]
+    inside = (rows < height[:, None, None]) & (cols < width[:, None, None]) & valid[:, None, None]
+    src_r = xp.minimum(top[:, None, None] + rows, h - 1)
+    src_c = xp.minimum(left[:, None, None] + cols, w - 1)
+    picked = g[xp.arange(n)[:, None, None], src_r, src_c]
+    return Padded(xp.where(inside, picked, g.dtype.type(0)), height, width, valid)
 
 
 def select_rows(xp, g, keep) -> Parts:

@@ -20,6 +20,7 @@ class Primitive:
     arg_values: tuple = ((),)
     doc: str = ""
     elementwise: bool = False  # output cell depends only on the input cell: runs on flat buffers
+    pad: str | None = None     # "inplace" / "crop": gives the same result on zero-padded grids
 
 
 @dataclass(frozen=True)
@@ -47,19 +48,25 @@ class Transform:
         return self.call_source("x")
 
 
-def primitive(arg_values=((),), elementwise: bool = False):
+def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
-    may apply the function to all grids of all shapes at once as one flat buffer.
+    may apply the function to all grids of all shapes at once as one flat buffer. ``pad`` declares
+    that the function may run on grids zero-padded (bottom and right) to a common size: with
+    ``"inplace"`` it returns the padded stack whose top-left ``h x w`` corners are the results; with
+    ``"crop"`` it returns :class:`solvers.batch.Padded` crops that lie inside the real grids. The
+    search then runs it once per size bucket instead of once per exact shape.
     """
+    if pad not in (None, "inplace", "crop"):
+        raise ValueError(f"pad must be None, 'inplace' or 'crop', not {pad!r}")
 
     def register(fn):
         name = fn.__name__
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise)
+                                     (fn.__doc__ or "").strip(), elementwise, pad)
         return fn
 
     return register

@@ -31,7 +31,7 @@ def _nonzero_counts(xp, g):
     return counts
 
 
-@primitive()
+@primitive(pad="inplace")
 def keep_majority_color(xp, g):
     """Keep only the most frequent non-zero colour (ties: the lower colour)."""
     counts = _nonzero_counts(xp, g)
@@ -39,7 +39,7 @@ def keep_majority_color(xp, g):
     return xp.where(g == major[:, None, None], g, g.dtype.type(0))
 
 
-@primitive()
+@primitive(pad="inplace")
 def keep_minority_color(xp, g):
     """Keep only the least frequent non-zero colour present (ties: the lower colour)."""
     counts = _nonzero_counts(xp, g)
@@ -48,7 +48,7 @@ def keep_minority_color(xp, g):
     return xp.where((g == minor[:, None, None]) & (g != 0), g, g.dtype.type(0))
 
 
-@primitive()
+@primitive(pad="inplace")
 def invert(xp, g):
     """Swap background and foreground: 0 becomes the majority non-zero colour, the rest 0."""
     major = _nonzero_counts(xp, g).argmax(axis=1).astype(g.dtype)

@@ -47,7 +47,7 @@ def antitranspose(xp, g):
     return g.transpose(0, 2, 1)[:, ::-1, ::-1]
 
 
-@primitive()
+@primitive(pad="crop")
 def crop_content(xp, g):
     """Crop to the bounding box of the non-zero cells (dropped when there are none)."""
     top, left, hh, ww, has = bounding_boxes(xp, g != 0)

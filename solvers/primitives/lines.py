@@ -35,7 +35,7 @@ def gravity(xp, g, direction):
 RAYS = (("down",), ("up",), ("left",), ("right",), ("lr",), ("ud",), ("all",))
 
 
-@primitive(RAYS)
+@primitive(RAYS, pad="inplace")
 def rays(xp, g, direction):
     """Extend every non-zero cell as a line towards ``direction`` over the background.
 

@@ -60,21 +60,21 @@ def _crop_chosen(xp, g, labels, chosen):
     return crop_boxes(xp, xp.where(mask, g, g.dtype.type(0)), top, left, hh, ww, has)
 
 
-@primitive(OBJECT_KINDS)
+@primitive(OBJECT_KINDS, pad="crop")
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes = label_objects(xp, g, conn, by_colour)
     return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, g.shape[0]))
 
 
-@primitive(OBJECT_KINDS)
+@primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes = label_objects(xp, g, conn, by_colour)
     return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, g.shape[0]))
 
 
-@primitive(((8, True), (8, False)))
+@primitive(((8, True), (8, False)), pad="inplace")
 def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
     labels, owner, sizes = label_objects(xp, g, conn, by_colour)
@@ -82,7 +82,7 @@ def keep_largest_object(xp, g, conn, by_colour):
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
 
 
-@primitive(((8, True), (8, False)))
+@primitive(((8, True), (8, False)), pad="inplace")
 def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
     labels, owner, sizes = label_objects(xp, g, conn, by_colour)
@@ -90,14 +90,14 @@ def remove_largest_object(xp, g, conn, by_colour):
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
 
 
-@primitive()
+@primitive(pad="inplace")
 def remove_noise(xp, g):
     """Erase single-cell objects (8-connected, same colour)."""
     labels, _, sizes = label_objects(xp, g, 8, True)
     return xp.where(sizes[labels] == 1, g.dtype.type(0), g)
 
 
-@primitive()
+@primitive(pad="crop")
 def rarest_color_object(xp, g):
     """Crop to the object (8-connected, any colours) containing the grid's least frequent colour."""
     from solvers.batch import colour_counts

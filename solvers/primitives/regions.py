@@ -11,7 +11,7 @@ def _padded(xp, mask, value):
     return xp.pad(mask, ((0, 0), (1, 1), (1, 1)), constant_values=value)
 
 
-@primitive(COLOURS)
+@primitive(COLOURS, pad="inplace")
 def fill_enclosed(xp, g, c):
     """Paint with ``c`` the background cells that cannot reach the border (4-connected)."""
     nd = ndimage(xp)
@@ -29,7 +29,7 @@ def _neighbours_all(xp, mask, outside_value):
     return p[:, :-2, 1:-1] & p[:, 2:, 1:-1] & p[:, 1:-1, :-2] & p[:, 1:-1, 2:]
 
 
-@primitive()
+@primitive(pad="inplace")
 def outline(xp, g):
     """Keep only the edge cells of shapes (a non-zero cell with a background or border neighbour)."""
     solid = g != 0
@@ -37,7 +37,7 @@ def outline(xp, g):
     return xp.where(solid & ~inner, g, g.dtype.type(0))
 
 
-@primitive()
+@primitive(pad="inplace")
 def interior(xp, g):
     """Keep only the inner cells of shapes (all four neighbours non-zero)."""
     solid = g != 0

@@ -1,0 +1,210 @@
+"""Batch consistency of the DSL: a batched call equals the single-grid face on every grid.
+
+For every enumerated transform and several stack shapes (square and not, 1-wide, up to 30x30), a
+seeded random batch goes through the batched function ``t(np, stack)``; after normalisation with
+``as_parts`` each grid's output must be exactly what ``solvers.dsl`` gives on that grid alone, and
+the grids in no part must be exactly those for which the single-grid face raises ``ValueError``.
+Since the single-grid face runs the same primitive on a batch of one, any difference means that
+grids of a batch leak into each other (shared labels, per-batch maxima, argmax over the wrong
+axis, ...). The same run checks the output format: ``uint8``, colours 0-9, sides 1-30, every grid in
+at most one part, the input stack left unmodified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import solvers.primitives  # noqa: F401  (registers every primitive)
+from solvers import dsl
+from solvers.batch import MAX_SIDE, as_parts
+from solvers.registry import PRIMITIVES, transforms
+
+TRANSFORMS = transforms()
+SHAPES = [(1, 1), (1, 4), (4, 1), (2, 2), (3, 5), (4, 2), (5, 5), (6, 6), (10, 7), (9, 12),
+          (15, 30), (30, 30)]
+PER_SHAPE = 14
+
+
+# --------------------------------------------------------------------------------------------------
+# Random grids with ARC-like structure (background, objects, repeats, symmetry, enclosed areas)
+# --------------------------------------------------------------------------------------------------
+
+def _palette(rng, k):
+    return rng.choice(np.arange(1, 10), size=k, replace=False)
+
+
+def _sparse(rng, h, w, density, colours):
+    cells = rng.random((h, w)) < density
+    return np.where(cells, rng.choice(_palette(rng, colours), size=(h, w)), 0)
+
+
+def random_grid(rng, h, w, style):
+    if style == "zero":
+        grid = np.zeros((h, w), dtype=int)
+    elif style == "uniform":
+        grid = np.full((h, w), rng.integers(1, 10))
+    elif style == "noise":
+        grid = rng.integers(0, 10, size=(h, w))
+    elif style == "sparse":
+        grid = _sparse(rng, h, w, rng.choice([0.1, 0.25, 0.4]), int(rng.integers(1, 4)))
+    elif style == "dense":
+        grid = _sparse(rng, h, w, 0.75, int(rng.integers(2, 4)))
+    elif style == "background":  # a non-zero majority colour with a few other cells
+        grid = np.full((h, w), rng.integers(1, 10))
+        spots = rng.random((h, w)) < 0.2
+        grid[spots] = rng.integers(0, 10, size=int(spots.sum()))
+    elif style == "repeats":  # adjacent duplicate rows and columns
+        base = _sparse(rng, h, w, 0.5, 3)
+        rows = np.sort(rng.integers(0, h, size=h))
+        cols = np.sort(rng.integers(0, w, size=w))
+        grid = base[np.ix_(rows, cols)]
+    elif style == "symmetric":  # a symmetric pattern with holes punched in it
+        base = _sparse(rng, h, w, 0.5, 2)
+        grid = np.maximum(base, base[::-1, ::-1])
+        grid = np.maximum(grid, grid[:, ::-1])
+        grid[rng.random((h, w)) < 0.3] = 0
+    elif style == "frames":  # rectangle outlines (enclosed areas) and a few dots
+        grid = _sparse(rng, h, w, 0.05, 2)
+        for _ in range(int(rng.integers(1, 4))):
+            top, left = rng.integers(0, h), rng.integers(0, w)
+            bottom, right = rng.integers(top, h), rng.integers(left, w)
+            c = rng.integers(1, 10)
+            grid[top, left:right + 1] = grid[bottom, left:right + 1] = c
+            grid[top:bottom + 1, left] = grid[top:bottom + 1, right] = c
+    else:  # pragma: no cover
+        raise AssertionError(style)
+    return grid.astype(np.uint8)
+
+
+STYLES = ["sparse", "dense", "noise", "background", "repeats", "symmetric", "frames", "uniform"]
+
+
+def random_stack(seed, h, w, n=PER_SHAPE):
+    """A seeded batch: one all-zero grid, one uniform grid, a duplicate, then random styles."""
+    rng = np.random.default_rng(seed)
+    grids = [random_grid(rng, h, w, "zero"), random_grid(rng, h, w, "uniform")]
+    while len(grids) < n:
+        grids.append(random_grid(rng, h, w, STYLES[len(grids) % len(STYLES)]))
+    grids.append(grids[-1].copy())  # the same grid twice in one batch
+    order = rng.permutation(len(grids))
+    return np.stack([grids[i] for i in order])
+
+
+STACKS = {shape: random_stack(1000 + i, *shape) for i, shape in enumerate(SHAPES)}
+
+
+# --------------------------------------------------------------------------------------------------
+# The check
+# --------------------------------------------------------------------------------------------------
+
+def check_batch_matches_single(fn, name, args, stack):
+    """Run ``fn(np, stack, *args)`` and compare every grid with ``dsl.<name>(grid, *args)``."""
+    n = stack.shape[0]
+    before = stack.copy()
+    parts = as_parts(np, fn(np, stack, *args), n)
+    np.testing.assert_array_equal(stack, before, err_msg=f"{name}{args} modified its input")
+    single = getattr(dsl, name)
+    seen = np.zeros(n, dtype=bool)
+    for idx, out in parts:
+        idx = np.asarray(idx)
+        assert idx.ndim == 1 and np.issubdtype(idx.dtype, np.integer)
+        assert len(np.unique(idx)) == len(idx), f"{name}{args}: a grid twice in one part"
+        assert ((idx >= 0) & (idx < n)).all()
+        assert not seen[idx].any(), f"{name}{args}: a grid in two parts"
+        seen[idx] = True
+        assert out.ndim == 3 and out.shape[0] == len(idx), (name, args, out.shape, len(idx))
+        assert out.dtype == np.uint8, (name, args, out.dtype)
+        assert 1 <= out.shape[1] <= MAX_SIDE and 1 <= out.shape[2] <= MAX_SIDE, (name, args, out.shape)
+        assert int(out.max()) <= 9, (name, args)
+        for k, i in enumerate(idx.tolist()):
+            alone = single(stack[i].copy(), *args)
+            assert alone.shape == out[k].shape and np.array_equal(alone, out[k]), (
+                f"{name}{args}: grid {i} of a {stack.shape} batch\n{stack[i]}\n"
+                f"batched gave\n{out[k]}\nalone gave\n{alone}")
+    for i in np.nonzero(~seen)[0].tolist():
+        try:
+            alone = single(stack[i].copy(), *args)
+        except ValueError:
+            continue
+        pytest.fail(f"{name}{args}: grid {i} of a {stack.shape} batch has no batched result but "
+                    f"alone gives\n{alone}\ninput\n{stack[i]}")
+    return seen
+
+
+@pytest.mark.parametrize("t", TRANSFORMS, ids=str)
+def test_batch_matches_single_grid_face(t):
+    for shape, stack in STACKS.items():
+        check_batch_matches_single(t.primitive.fn, t.name, t.args, stack)
+
+
+@pytest.mark.parametrize("mapping", [{1: 2, 2: 1}, {0: 5, 5: 0, 9: 9}, {}, {c: 9 - c for c in range(10)}],
+                         ids=str)
+def test_batch_matches_single_grid_face_colormap(mapping):
+    for stack in STACKS.values():
+        check_batch_matches_single(PRIMITIVES["colormap"].fn, "colormap", (mapping,), stack)
+
+
+def test_batch_of_one_and_empty_batch():
+    """A batch of one, and a batch of zero grids (nothing to do, nothing may crash)."""
+    for t in TRANSFORMS:
+        check_batch_matches_single(t.primitive.fn, t.name, t.args, STACKS[(3, 5)][:1])
+        parts = as_parts(np, t(np, np.zeros((0, 4, 6), dtype=np.uint8)), 0)
+        for idx, out in parts:
+            assert len(idx) == 0 and out.shape[0] == 0, str(t)
+
+
+def test_no_result_cases_are_exercised():
+    """The batches above really contain grids without a result (and with one) for such primitives."""
+    dropped = {}
+    for t in TRANSFORMS:
+        for shape, stack in STACKS.items():
+            seen = np.zeros(len(stack), dtype=bool)
+            for idx, _ in as_parts(np, t(np, stack), len(stack)):
+                seen[np.asarray(idx)] = True
+            if (~seen).any() and seen.any():
+                dropped.setdefault(t.name, set()).add(shape)
+    for name in ("crop_content", "crop_minority", "largest_object", "smallest_object",
+                 "rarest_color_object", "compress", "dedup_lines"):
+        assert name in dropped, name
+
+
+def test_elementwise_primitives_on_one_flat_buffer():
+    """``elementwise`` primitives may run on all grids of all shapes at once as one flat buffer."""
+    stacks = list(STACKS.values())
+    flat = np.concatenate([s.ravel() for s in stacks])[None, None, :]
+    cases = [(t.primitive, t.args) for t in TRANSFORMS if t.primitive.elementwise]
+    cases.append((PRIMITIVES["colormap"], ({3: 4, 4: 3, 0: 1},)))
+    assert {p.name for p, _ in cases} >= {"recolor", "remove_color", "keep_color", "colormap"}
+    for prim, args in cases:
+        out = as_parts(np, prim.fn(np, flat, *args), 1)
+        (idx, res), = out
+        pieces = []
+        for s in stacks:
+            (i2, r2), = as_parts(np, prim.fn(np, s, *args), len(s))
+            pieces.append(r2.ravel())
+        np.testing.assert_array_equal(res.ravel(), np.concatenate(pieces), err_msg=prim.name)
+
+
+# --------------------------------------------------------------------------------------------------
+# Hypothesis: arbitrary shapes and batch sizes, grids biased towards background
+# --------------------------------------------------------------------------------------------------
+
+CELL = st.sampled_from([0, 0, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+
+
+@st.composite
+def batches(draw):
+    h = draw(st.integers(1, 12))
+    w = draw(st.integers(1, 12))
+    n = draw(st.integers(1, 5))
+    return draw(hnp.arrays(np.uint8, (n, h, w), elements=CELL))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t=st.sampled_from(TRANSFORMS), stack=batches())
+def test_batch_matches_single_grid_face_hypothesis(t, stack):
+    check_batch_matches_single(t.primitive.fn, t.name, t.args, stack)
