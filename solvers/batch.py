@@ -54,8 +54,8 @@ def as_parts(xp, result, n: int) -> Parts:
 
 def colour_counts(xp, g):
     """Per-grid colour histogram: ``(n, 10)`` int counts of each colour."""
-    n = g.shape[0]
-    flat = g.reshape(n, -1).astype(xp.int64) + (xp.arange(n, dtype=xp.int64) * NUM_COLOURS)[:, None]
+    n, h, w = g.shape
+    flat = g.reshape(n, h * w).astype(xp.int64) + (xp.arange(n, dtype=xp.int64) * NUM_COLOURS)[:, None]
     return xp.bincount(flat.ravel(), minlength=n * NUM_COLOURS).reshape(n, NUM_COLOURS)
 
 

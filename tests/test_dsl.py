@@ -352,39 +352,27 @@ def test_hand_made_case(name, args, inp, expected):
     np.testing.assert_array_equal(grid, before)  # the input is never modified
 
 
-# --------------------------------------------------------------------------------------------------
-# Known bugs: ties between objects of the same size are not broken in reading order when objects
-# are taken per colour (``by_colour=True``). ``label_objects`` labels colour 1 first, then colour
-# 2, ..., so ``pick_per_grid``'s "lowest label" tie-break prefers the lowest colour instead of the
-# object met first in reading order, as the docstrings promise.
-# --------------------------------------------------------------------------------------------------
+# Ties between objects of the same size go to the object met first in reading order, also when
+# objects are taken per colour.
 
 TIE = [[2, 2, 0, 1, 1]]
 TIE_SMALL = [[3, 0, 1]]
-BY_COLOUR_TIE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="objects by colour: size ties broken by lowest colour, not reading order "
-           "(label_objects labels colour slab by colour slab)")
 
 
-@BY_COLOUR_TIE_BUG
 @pytest.mark.parametrize("conn", [4, 8])
 def test_largest_object_by_colour_tie_is_reading_order(conn):
     assert dsl.largest_object(g(TIE), conn, True).tolist() == [[2, 2]]
 
 
-@BY_COLOUR_TIE_BUG
 @pytest.mark.parametrize("conn", [4, 8])
 def test_smallest_object_by_colour_tie_is_reading_order(conn):
     assert dsl.smallest_object(g(TIE_SMALL), conn, True).tolist() == [[3]]
 
 
-@BY_COLOUR_TIE_BUG
 def test_keep_largest_object_by_colour_tie_is_reading_order():
     assert dsl.keep_largest_object(g(TIE), 8, True).tolist() == [[2, 2, 0, 0, 0]]
 
 
-@BY_COLOUR_TIE_BUG
 def test_remove_largest_object_by_colour_tie_is_reading_order():
     assert dsl.remove_largest_object(g(TIE), 8, True).tolist() == [[0, 0, 0, 1, 1]]
 

@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 import solvers.primitives  # noqa: F401  (registers every primitive)
 from solvers import dsl
-from solvers.batch import MAX_SIDE, as_parts
+from solvers.batch import MAX_SIDE, Padded, Parts, as_parts
 from solvers.registry import PRIMITIVES, transforms
 
 TRANSFORMS = transforms()
@@ -148,28 +148,38 @@ def test_batch_matches_single_grid_face_colormap(mapping):
         check_batch_matches_single(PRIMITIVES["colormap"].fn, "colormap", (mapping,), stack)
 
 
-def test_batch_of_one_and_empty_batch():
-    """A batch of one, and a batch of zero grids (nothing to do, nothing may crash)."""
+def test_batch_of_one():
     for t in TRANSFORMS:
         check_batch_matches_single(t.primitive.fn, t.name, t.args, STACKS[(3, 5)][:1])
-        parts = as_parts(np, t(np, np.zeros((0, 4, 6), dtype=np.uint8)), 0)
-        for idx, out in parts:
-            assert len(idx) == 0 and out.shape[0] == 0, str(t)
 
 
-def test_no_result_cases_are_exercised():
-    """The batches above really contain grids without a result (and with one) for such primitives."""
-    dropped = {}
+@pytest.mark.parametrize("t", [pytest.param(t, id=str(t)) for t in TRANSFORMS])
+def test_empty_batch(t):
+    """A batch of zero grids (every grid of a shape already dropped): nothing to do, no crash."""
+    parts = as_parts(np, t(np, np.zeros((0, 4, 6), dtype=np.uint8)), 0)
+    for idx, out in parts:
+        assert len(idx) == 0 and out.shape[0] == 0, str(t)
+
+
+def test_no_result_and_multi_shape_cases_are_exercised():
+    """The batches above really mix grids with and without a result, and several output shapes."""
+    dropped, split = set(), set()
     for t in TRANSFORMS:
-        for shape, stack in STACKS.items():
+        for stack in STACKS.values():
+            parts = list(as_parts(np, t(np, stack), len(stack)))
             seen = np.zeros(len(stack), dtype=bool)
-            for idx, _ in as_parts(np, t(np, stack), len(stack)):
+            for idx, _ in parts:
                 seen[np.asarray(idx)] = True
             if (~seen).any() and seen.any():
-                dropped.setdefault(t.name, set()).add(shape)
+                dropped.add(t.name)
+            if len(parts) > 1:
+                split.add(t.name)
+    for name in ("crop_content", "crop_minority", "largest_object", "smallest_object",
+                 "rarest_color_object", "compress"):
+        assert name in dropped, name
     for name in ("crop_content", "crop_minority", "largest_object", "smallest_object",
                  "rarest_color_object", "compress", "dedup_lines"):
-        assert name in dropped, name
+        assert name in split, name
 
 
 def test_elementwise_primitives_on_one_flat_buffer():
@@ -190,6 +200,92 @@ def test_elementwise_primitives_on_one_flat_buffer():
 
 
 # --------------------------------------------------------------------------------------------------
+# ``pad``: primitives declared padding-indifferent run on grids of mixed shapes zero-padded
+# (bottom and right) to one size; each grid's result must be what it gives alone, unpadded.
+# --------------------------------------------------------------------------------------------------
+
+PAD_TRANSFORMS = [t for t in TRANSFORMS if t.primitive.pad]
+
+
+def mixed_padded_stack(seed, side):
+    """Grids of several shapes (all <= side) zero-padded bottom-right into one (n, side, side) stack."""
+    rng = np.random.default_rng(seed)
+    shapes = [s for s in SHAPES if s[0] <= side and s[1] <= side]
+    grids = []
+    for k, (h, w) in enumerate(shapes):
+        grids.append(random_grid(rng, h, w, "zero"))
+        for style in STYLES:
+            grids.append(random_grid(rng, h, w, style))
+    rng.shuffle(grids)
+    arr = np.zeros((len(grids), side, side), dtype=np.uint8)
+    for i, grid in enumerate(grids):
+        arr[i, :grid.shape[0], :grid.shape[1]] = grid
+    return grids, arr
+
+
+PADDED = {side: mixed_padded_stack(77 + side, side) for side in (12, 30)}
+
+
+def test_pad_declarations():
+    names = {t.name for t in PAD_TRANSFORMS}
+    assert {"crop_content", "largest_object", "fill_enclosed", "rays"} <= names
+    assert all(t.primitive.pad in ("inplace", "crop") for t in PAD_TRANSFORMS)
+    # Primitives whose answer depends on the grid's size must not be declared padding-indifferent.
+    for name in ("crop_minority", "gravity", "rot90", "flip_lr", "symmetrize", "compress",
+                 "dedup_lines", "overlay_halves", "tile", "mirror_lr"):
+        assert PRIMITIVES[name].pad is None, name
+
+
+def test_primitive_rejects_unknown_pad():
+    from solvers.registry import primitive
+
+    with pytest.raises(ValueError):
+        primitive(pad="sideways")
+
+
+@pytest.mark.parametrize("t", PAD_TRANSFORMS, ids=str)
+def test_padding_indifferent_primitives(t):
+    single = getattr(dsl, t.name)
+    for side, (grids, arr) in PADDED.items():
+        before = arr.copy()
+        res = t(np, arr)
+        np.testing.assert_array_equal(arr, before)
+        if t.primitive.pad == "inplace":
+            assert not isinstance(res, (Parts, Padded)), str(t)
+            assert res.shape == arr.shape and res.dtype == np.uint8, str(t)
+            for i, grid in enumerate(grids):
+                h, w = grid.shape
+                np.testing.assert_array_equal(res[i, :h, :w], single(grid, *t.args),
+                                              err_msg=f"{t} on grid {i} padded to {side}")
+        else:
+            assert isinstance(res, Padded), str(t)
+            assert res.arr.dtype == np.uint8 and res.arr.shape[0] == len(grids)
+            for i, grid in enumerate(grids):
+                try:
+                    alone = single(grid, *t.args)
+                except ValueError:
+                    assert not bool(res.valid[i]), f"{t}: grid {i} has a result only when padded"
+                    continue
+                assert bool(res.valid[i]), f"{t}: grid {i} lost its result when padded"
+                h, w = int(res.h[i]), int(res.w[i])
+                assert 1 <= h <= grid.shape[0] and 1 <= w <= grid.shape[1], str(t)
+                np.testing.assert_array_equal(res.arr[i, :h, :w], alone, err_msg=f"{t} grid {i}")
+                assert not res.arr[i, h:, :].any() and not res.arr[i, :, w:].any(), (
+                    f"{t}: non-zero cells outside the crop of grid {i}")
+
+
+def test_as_parts_of_padded_groups_by_shape():
+    arr = np.zeros((4, 3, 3), dtype=np.uint8)
+    arr[0, :1, :2] = [[1, 2]]
+    arr[1, :2, :2] = [[3, 0], [0, 4]]
+    arr[3, :1, :2] = [[5, 6]]
+    padded = Padded(arr, np.array([1, 2, 3, 1]), np.array([2, 2, 3, 2]),
+                    np.array([True, True, False, True]))
+    parts = {tuple(np.asarray(idx).tolist()): out.tolist() for idx, out in as_parts(np, padded, 4)}
+    assert parts == {(0, 3): [[[1, 2]], [[5, 6]]], (1,): [[[3, 0], [0, 4]]]}
+
+
+# --------------------------------------------------------------------------------------------------
 # Hypothesis: arbitrary shapes and batch sizes, grids biased towards background
 # --------------------------------------------------------------------------------------------------
 
@@ -204,7 +300,7 @@ def batches(draw):
     return draw(hnp.arrays(np.uint8, (n, h, w), elements=CELL))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(t=st.sampled_from(TRANSFORMS), stack=batches())
 def test_batch_matches_single_grid_face_hypothesis(t, stack):
     check_batch_matches_single(t.primitive.fn, t.name, t.args, stack)

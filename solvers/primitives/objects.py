@@ -16,9 +16,9 @@ OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn i
 def label_objects(xp, g, conn: int, by_colour: bool):
     """Label the non-zero objects of each grid.
 
-    Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack),
-    ``owner`` (which grid each label belongs to) and ``sizes`` (cells per label), both indexed by
-    label with entry 0 unused.
+    Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack), and
+    indexed by label (entry 0 unused): ``owner`` (which grid it belongs to), ``sizes`` (cells) and
+    ``first`` (flat position of its first cell in reading order, for tie-breaking).
     """
     nd = ndimage(xp)
     structure = xp.zeros((3, 3, 3), dtype=bool)
@@ -33,19 +33,29 @@ def label_objects(xp, g, conn: int, by_colour: bool):
         labels, total = nd.label(g != 0, structure=structure)
         labels = labels.astype(xp.int32)
     total = int(total)
+    flat = labels.ravel()
     owner = xp.zeros(total + 1, dtype=xp.int64)
-    grid_index = xp.broadcast_to(xp.arange(g.shape[0])[:, None, None], g.shape)
-    owner[labels.ravel()] = grid_index.ravel()
-    sizes = xp.bincount(labels.ravel(), minlength=total + 1)
-    return labels, owner, sizes
+    owner[flat] = flat_grid_index(xp, g.shape)
+    sizes = xp.bincount(flat, minlength=total + 1)
+    # Reading order of each object's first cell: ties between objects go to the earliest one.
+    first = xp.zeros(total + 1, dtype=xp.int64)
+    ids, first_at = xp.unique(flat, return_index=True)
+    first[ids] = first_at
+    return labels, owner, sizes, first
 
 
-def pick_per_grid(xp, owner, score, n: int):
-    """For each grid, the label with the lowest ``score`` (ties: lowest label); 0 if it has none."""
+def flat_grid_index(xp, shape):
+    """For every cell of an ``(n, h, w)`` stack, flattened, the index of its grid."""
+    n, h, w = shape
+    return xp.repeat(xp.arange(n, dtype=xp.int64), h * w)
+
+
+def pick_per_grid(xp, owner, score, first, n: int):
+    """For each grid, the label with the lowest ``score`` (ties: first in reading order); 0 if none."""
     ids = xp.arange(1, owner.shape[0])
     if ids.shape[0] == 0:
         return xp.zeros(n, dtype=xp.int64)
-    order = xp.lexsort(xp.stack([ids, score[1:], owner[1:]]))
+    order = xp.lexsort(xp.stack([first[1:], score[1:], owner[1:]]))
     own_sorted = owner[1:][order]
     first = xp.ones(order.shape[0], dtype=bool)
     first[1:] = own_sorted[1:] != own_sorted[:-1]
@@ -63,37 +73,37 @@ def _crop_chosen(xp, g, labels, chosen):
 @primitive(OBJECT_KINDS, pad="crop")
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
-    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, g.shape[0]))
+    labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, first, g.shape[0]))
 
 
 @primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
-    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, g.shape[0]))
+    labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, first, g.shape[0]))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
 def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
-    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, g.shape[0])
+    labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
+    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape[0])
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
 def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
-    labels, owner, sizes = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, g.shape[0])
+    labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
+    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape[0])
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
 
 
 @primitive(pad="inplace")
 def remove_noise(xp, g):
     """Erase single-cell objects (8-connected, same colour)."""
-    labels, _, sizes = label_objects(xp, g, 8, True)
+    labels, _, sizes, _ = label_objects(xp, g, 8, True)
     return xp.where(sizes[labels] == 1, g.dtype.type(0), g)
 
 
@@ -106,7 +116,7 @@ def rarest_color_object(xp, g):
     counts[:, 0] = 0
     big = int(counts.max()) + 1 if counts.size else 1
     rare = xp.where(counts > 0, counts, big).argmin(axis=1)
-    labels, owner, _ = label_objects(xp, g, 8, False)
+    labels, _, _, _ = label_objects(xp, g, 8, False)
     hit = (g == rare[:, None, None].astype(g.dtype)) & (g != 0)
     # The first labelled cell of the rare colour in reading order decides the object.
     flat_hit = hit.reshape(g.shape[0], -1)
