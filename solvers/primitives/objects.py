@@ -119,8 +119,9 @@ def rarest_color_object(xp, g):
     labels, _, _, _ = label_objects(xp, g, 8, False)
     hit = (g == rare[:, None, None].astype(g.dtype)) & (g != 0)
     # The first labelled cell of the rare colour in reading order decides the object.
-    flat_hit = hit.reshape(g.shape[0], -1)
+    n, h, w = g.shape
+    flat_hit = hit.reshape(n, h * w)
     pos = flat_hit.argmax(axis=1)
-    chosen = labels.reshape(g.shape[0], -1)[xp.arange(g.shape[0]), pos].astype(xp.int64)
+    chosen = labels.reshape(n, h * w)[xp.arange(n), pos].astype(xp.int64)
     chosen = xp.where(flat_hit.any(axis=1), chosen, 0)
     return _crop_chosen(xp, g, labels, chosen)
