@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.hashing import GridHasher
-from solvers.xp import to_host
+from solvers.xp import repeat_index, to_host
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Items:
         if self._cell_index is None:
             xp = self.xp
             sizes = self.h * self.w
-            item = xp.repeat(xp.arange(self.count, dtype=xp.int64), sizes)
+            item = repeat_index(xp, sizes, total)
             pos = xp.arange(total, dtype=xp.int64) - self.start[item]
             self._cell_index = (item, pos)
         return self._cell_index
@@ -75,7 +75,7 @@ class Items:
         sizes = h * w
         start = xp.cumsum(sizes) - sizes
         total = int(sizes.sum()) if sizes.shape[0] else 0
-        owner = xp.repeat(xp.arange(order.shape[0], dtype=xp.int64), sizes)
+        owner = repeat_index(xp, sizes, total)
         idx = self.start[order][owner] + xp.arange(total, dtype=xp.int64) - start[owner]
         out = Items(xp, self.cells[idx], self.state[order], self.sample[order], h, w, start)
         if grouped:

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipeline.keyset import KeySet
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
 from solvers.xp import to_host
 
 LEADERBOARD_SIZE = 6
-BLOCK_CELLS = 12_000_000  # cells per block: bounds the memory of one transform call (~40 B/cell)
+# Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
+# larger blocks: fewer, larger array calls are what make them pay.
+BLOCK_CELLS = {"cpu": 12_000_000, "gpu": 150_000_000}
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
 USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
 
@@ -47,6 +50,7 @@ class SearchStats:
     seconds: float = 0.0
     levels_done: int = 0
     truncated: bool = False
+    oom_splits: int = 0
     stage_seconds: dict = field(default_factory=dict)
 
     def add_time(self, stage: str, seconds: float) -> None:
@@ -88,12 +92,12 @@ class Search:
     """One breadth-first search over the tasks of a :class:`Problem`."""
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
-                 progress=None):
+                 progress=None, block_cells: int | None = None):
         self.p = problem
         self.xp = problem.xp
         self.transforms = transforms()
         self.table = StateTable(len(problem.tasks))
-        self.seen: set = set()
+        self.seen = KeySet(problem.xp)
         self.boards: list[list[Candidate]] = [[] for _ in problem.tasks]
         self.board_keys: list[set] = [set() for _ in problem.tasks]
         self.threshold = np.full(len(problem.tasks), -1.0)
@@ -102,6 +106,7 @@ class Search:
         # which other tasks run in the same batch or shard.
         self.per_task_budget = states_per_task
         self.expand_solved = expand_solved
+        self.block_cells = block_cells or BLOCK_CELLS["cpu" if problem.xp is np else "gpu"]
         self.progress = progress
         self.stats = SearchStats()
 
@@ -124,7 +129,7 @@ class Search:
 
     def _expand_level(self, frontier, level, last, deadline):
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
-        builder = _BlockBuilder(self.xp)
+        builder = _BlockBuilder(self.xp, self.block_cells)
         if not self.expand_solved:
             frontier = [b for b in (self._drop_solved(b) for b in frontier) if b is not None]
         total = len(self.transforms) * len(frontier)
@@ -136,17 +141,35 @@ class Search:
                 if deadline is not None and time.monotonic() > deadline:
                     self.stats.truncated = True
                     return []
-                t0 = time.perf_counter()
-                out, hashes = self._apply(block, tr)
-                self.stats.add_time("search.apply", time.perf_counter() - t0)
-                new_block = self._absorb(block, out, hashes, ti, level, keep=not last,
-                                         kept_per_task=kept_per_task)
-                if new_block is not None:
+                for new_block in self._run_transform(block, ti, tr, level, last, kept_per_task):
                     builder.add(new_block)
                 done += 1
                 if self.progress:
                     self.progress(level, done, total)
         return builder.finish()
+
+    def _run_transform(self, block, ti, tr, level, last, kept_per_task) -> list:
+        """Apply transform ``ti`` to a block and absorb the result; on device out-of-memory the
+        block is halved (states in order, so results do not change) and each half is retried."""
+        t0 = time.perf_counter()
+        try:
+            out, hashes = self._apply(block, tr)
+        except Exception as exc:  # only out-of-memory is handled; _apply changes no state
+            if not _is_out_of_memory(exc) or block.num_states < 2:
+                raise
+            self._free_device_memory()
+            self.stats.oom_splits += 1
+            half = block.num_states // 2
+            keep = self.xp.arange(block.num_states) < half
+            return (self._run_transform(_subset(self.xp, block, keep), ti, tr, level, last, kept_per_task)
+                    + self._run_transform(_subset(self.xp, block, ~keep), ti, tr, level, last, kept_per_task))
+        self.stats.add_time("search.apply", time.perf_counter() - t0)
+        new_block = self._absorb(block, out, hashes, ti, level, keep=not last, kept_per_task=kept_per_task)
+        return [] if new_block is None else [new_block]
+
+    def _free_device_memory(self) -> None:
+        if self.xp is not np:
+            self.xp.get_default_memory_pool().free_all_blocks()
 
     # ------------------------------------------------------------------ steps
     def _identity_parts(self, block: Block):
@@ -245,12 +268,7 @@ class Search:
             return block
         if not bool(keep.any()):
             return None
-        local = xp.cumsum(keep) - 1
-        sel = xp.nonzero(keep[block.items.state])[0]
-        items = block.items.take(sel, grouped=True)
-        items.state = local[items.state]
-        idx = xp.nonzero(keep)[0]
-        return Block(items, block.task[idx], block.gid[idx])
+        return _subset(xp, block, keep)
 
     def _absorb(self, block: Block, out: Items, hv, ti, level, keep, kept_per_task=None):
         """Score, deduplicate and rank the states that ``out`` (grids made from ``block``) form.
@@ -273,17 +291,10 @@ class Search:
         self.stats.add_time("search.hash", time.perf_counter() - t0)
 
         t0 = time.perf_counter()
-        cand = np.nonzero(to_host(valid))[0]
-        keys_h = to_host(key)[cand].tolist()
-        seen = self.seen
-        new_flags = np.zeros(len(cand), dtype=bool)
-        for i, k in enumerate(keys_h):
-            if k not in seen:
-                seen.add(k)
-                new_flags[i] = True
-        new_idx = cand[new_flags]
+        cand = xp.nonzero(valid)[0]
+        new_idx = to_host(cand[self.seen.add_new(key[cand])])
         self.stats.add_time("search.dedup", time.perf_counter() - t0)
-        self.stats.candidates += len(cand)
+        self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
             return None
         gid_h = to_host(block.gid)
@@ -310,7 +321,7 @@ class Search:
         fit_item, fit_pos = fit.cell_index()
         target_at = p.target_offset[fit_task, fit.sample][fit_item] + fit_pos
         hits = fit.cells == p.target_cells[target_at]
-        correct = xp.bincount(fit_item, weights=hits, minlength=fit.count)
+        correct = xp.bincount(fit_item, weights=hits.astype(xp.float32), minlength=fit.count)
         acc = xp.zeros((S, K), dtype=xp.float32)
         acc[fit.state, fit.sample] = (correct / (fit.h * fit.w)).astype(xp.float32)
         sized = xp.zeros((S, K), dtype=bool)
@@ -453,11 +464,27 @@ class Search:
         return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
 
 
-class _BlockBuilder:
-    """Merges the small blocks of new states into blocks of about ``BLOCK_CELLS`` cells, by shape."""
+def _subset(xp, block: Block, keep) -> Block:
+    """The states of ``block`` where ``keep`` is true (in order, renumbered) with their grids."""
+    local = xp.cumsum(keep) - 1
+    sel = xp.nonzero(keep[block.items.state])[0]
+    items = block.items.take(sel, grouped=True)
+    items.state = local[items.state]
+    idx = xp.nonzero(keep)[0]
+    return Block(items, block.task[idx], block.gid[idx])
 
-    def __init__(self, xp):
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    """True for an allocation failure of the array library (CuPy's OutOfMemoryError, MemoryError)."""
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+
+
+class _BlockBuilder:
+    """Merges the small blocks of new states into blocks of about ``block_cells`` cells, by shape."""
+
+    def __init__(self, xp, block_cells: int):
         self.xp = xp
+        self.block_cells = block_cells
         self.done: list[Block] = []
         self.pending: list[Block] = []
         self.cells = 0
@@ -466,7 +493,7 @@ class _BlockBuilder:
         """Queue a block; flushes a merged block once enough cells are pending."""
         self.pending.append(block)
         self.cells += int(block.items.cells.shape[0])
-        if self.cells >= BLOCK_CELLS:
+        if self.cells >= self.block_cells:
             self._flush()
 
     def _flush(self):

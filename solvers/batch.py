@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solvers.xp import stable_argsort
+
 MAX_SIDE = 30
 NUM_COLOURS = 10
 
@@ -91,7 +93,7 @@ def select_rows(xp, g, keep) -> Parts:
     for hh in sorted(int(v) for v in xp.unique(count).tolist() if v > 0):
         idx = xp.nonzero(count == hh)[0]
         # Stable argsort of "not kept" puts the kept rows first, in their order.
-        order = xp.argsort(~keep[idx], axis=1, kind="stable")[:, :hh]
+        order = stable_argsort(xp, ~keep[idx], axis=1)[:, :hh]
         parts.append((idx, xp.take_along_axis(g[idx], order[:, :, None], axis=1)))
     return Parts(parts)
 

@@ -35,3 +35,35 @@ def ndimage(xp):
         return nd
     import cupyx.scipy.ndimage as nd  # type: ignore
     return nd
+
+
+def cummax(xp, a, axis: int):
+    """Running maximum along ``axis`` (CuPy's ufuncs have no ``maximum.accumulate``).
+
+    Log-step doubling: ceil(log2(length)) elementwise maxima, identical on both libraries.
+    """
+    a = xp.moveaxis(a, axis, -1).copy()
+    n, k = a.shape[-1], 1
+    while k < n:
+        a[..., k:] = xp.maximum(a[..., k:], a[..., :-k].copy())
+        k *= 2
+    return xp.moveaxis(a, -1, axis)
+
+
+def stable_argsort(xp, a, axis: int = -1):
+    """Stable argsort along ``axis`` (ties keep their order) on NumPy and CuPy alike."""
+    if xp is np:
+        return np.argsort(a, axis=axis, kind="stable")
+    return xp.argsort(a, axis=axis)  # CuPy's sort is a stable radix/merge sort
+
+
+def repeat_index(xp, counts, total: int | None = None):
+    """``[0]*counts[0] + [1]*counts[1] + ...`` as an int64 array (``repeat`` with an array of counts,
+    which CuPy's ``repeat`` does not take)."""
+    counts = xp.asarray(counts, dtype=xp.int64)
+    if total is None:
+        total = int(counts.sum()) if counts.shape[0] else 0
+    if xp is np:
+        return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    ends = xp.cumsum(counts)
+    return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)

@@ -141,3 +141,21 @@ def test_deadline_truncates(real_tasks):
     res = run_search(real_tasks, 2, deadline=time.time() - 1)
     assert res.truncated
 
+
+
+def test_out_of_memory_halves_the_block_and_keeps_results(real_tasks, monkeypatch):
+    tasks = real_tasks[:6]
+    expected = _boards(_solve(tasks, 2))
+    real_apply = Search._apply
+    calls = {"failed": 0}
+
+    def tight_apply(self, block, tr):
+        if block.num_states > 40:  # pretend the device has room for 40 states only
+            calls["failed"] += 1
+            raise MemoryError("simulated out of device memory")
+        return real_apply(self, block, tr)
+
+    monkeypatch.setattr(Search, "_apply", tight_apply)
+    search = _solve(tasks, 2)
+    assert calls["failed"] > 0 and search.stats.oom_splits > 0
+    assert _boards(search) == expected

@@ -19,6 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import pipeline.validate as validate_mod  # noqa: E402
 from pipeline.validate import (  # noqa: E402
     STATUSES,
     ValidationJob,
@@ -82,17 +83,26 @@ def timed(pool: ValidationPool, source: str, task=IDENTITY) -> tuple[ValidationR
     return result, time.monotonic() - t0
 
 
-def worker_children(before: set[int]) -> list[psutil.Process]:
-    """Live child processes of this test process started after ``before`` (helpers excluded)."""
+def worker_children(before: set[int], mine: ValidationPool | None = None) -> list[psutil.Process]:
+    """Live child processes of this test process started after ``before``.
+
+    Left out: multiprocessing's resource tracker (a shared helper that ends with this process),
+    and the workers of *other* open pools (the module's pool may be replacing a killed worker
+    while a test runs); the workers of ``mine`` are kept.
+    """
+    others: set[int] = set()
+    for pool in list(validate_mod._OPEN_POOLS):
+        if pool is not mine and pool._pool is not None:
+            others.update(ValidationPool._workers_of(pool._pool))
     out = []
     for child in psutil.Process().children(recursive=True):
-        if child.pid in before:
+        if child.pid in before or child.pid in others:
             continue
         try:
             if child.status() == psutil.STATUS_ZOMBIE:
                 continue
             if "resource_tracker" in " ".join(child.cmdline()):
-                continue  # multiprocessing's shared helper, not a worker; ends with this process
+                continue
         except psutil.NoSuchProcess:
             continue
         out.append(child)
@@ -250,7 +260,7 @@ def test_no_worker_survives_close():
     results = p.validate_many([job(GOOD), job(HOSTILE["segfault"][0]), job(HOSTILE["sleep_alarm_masked"][0]),
                                job(GOOD)])
     assert [r.status for r in results] == ["ok", "crash", "timeout", "ok"]
-    assert len(worker_children(before)) >= 1
+    assert len(worker_children(before, mine=p)) >= 1
     t0 = time.monotonic()
     p.close()
     assert time.monotonic() - t0 < 10
@@ -283,7 +293,7 @@ def test_pool_recovers_when_idle_workers_are_killed_from_outside():
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     with ValidationPool(2, timeout=TIMEOUT) as p:
         assert p.validate_many([job(GOOD)] * 4)[0].status == "ok"
-        workers = worker_children(before)
+        workers = worker_children(before, mine=p)
         assert workers
         for w in workers:
             w.kill()  # not reaped here: pebble must see the death itself (waitpid)
@@ -301,9 +311,9 @@ def test_stall_backstop_when_pebble_is_blind():
     # Someone else reaps the killed workers (here psutil's wait), so pebble believes they live and
     # its tasks never start: the no-progress deadline must rebuild the pool, and the jobs succeed.
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    with ValidationPool(1, timeout=TIMEOUT, stall_timeout=0.5) as p:
+    with ValidationPool(1, timeout=TIMEOUT, stall_timeout=3.0) as p:  # > a worker's spawn time
         assert p.validate_many([job(GOOD)])[0].status == "ok"
-        workers = worker_children(before)
+        workers = worker_children(before, mine=p)
         for w in workers:
             w.kill()
         psutil.wait_procs(workers, timeout=5)  # reaps them behind pebble's back

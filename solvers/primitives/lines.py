@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from solvers.registry import primitive
+from solvers.xp import cummax, stable_argsort
 
 # Each direction is computed as "towards the bottom" on a rotated view, then rotated back.
 _TO_DOWN = {"down": 0, "left": 1, "up": 2, "right": 3}
@@ -14,14 +15,14 @@ def _as_down(xp, g, direction, fn):
 
 
 def _fall(xp, g):
-    order = xp.argsort(g != 0, axis=1, kind="stable")
+    order = stable_argsort(xp, g != 0, axis=1)
     return xp.take_along_axis(g, order, axis=1)
 
 
 def _ray_down(xp, g):
     h = g.shape[1]
     rows = xp.arange(h)[None, :, None]
-    last = xp.maximum.accumulate(xp.where(g != 0, rows, -1), axis=1)
+    last = cummax(xp, xp.where(g != 0, rows, -1), axis=1)
     filled = xp.take_along_axis(g, xp.maximum(last, 0), axis=1)
     return xp.where((g == 0) & (last >= 0), filled, g)
 

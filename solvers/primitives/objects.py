@@ -5,9 +5,11 @@ never connects across grids, so a batch costs one C/CUDA call per colour, not on
 """
 from __future__ import annotations
 
+import numpy as np
+
 from solvers.batch import bounding_boxes, crop_boxes
 from solvers.registry import primitive
-from solvers.xp import ndimage
+from solvers.xp import ndimage, repeat_index
 
 CONNECTIVITY = {4: ((0, 1, 0), (1, 1, 1), (0, 1, 0)), 8: ((1, 1, 1), (1, 1, 1), (1, 1, 1))}
 OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn in (4, 8))
@@ -21,8 +23,8 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     ``first`` (flat position of its first cell in reading order, for tie-breaking).
     """
     nd = ndimage(xp)
-    structure = xp.zeros((3, 3, 3), dtype=bool)
-    structure[1] = xp.asarray(CONNECTIVITY[conn], dtype=bool)
+    structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
+    structure[1] = CONNECTIVITY[conn]
     if by_colour:
         # One call for all colours: each colour's mask is its own slab of a (9n, h, w) stack.
         n, h, w = g.shape
@@ -47,7 +49,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
 def flat_grid_index(xp, shape):
     """For every cell of an ``(n, h, w)`` stack, flattened, the index of its grid."""
     n, h, w = shape
-    return xp.repeat(xp.arange(n, dtype=xp.int64), h * w)
+    return repeat_index(xp, xp.full(n, h * w, dtype=xp.int64), n * h * w)
 
 
 def pick_per_grid(xp, owner, score, first, n: int):

@@ -1,6 +1,8 @@
 """Regions and structure: enclosed areas, outlines, symmetry completion, halves, deduplication."""
 from __future__ import annotations
 
+import numpy as np
+
 from solvers.batch import Parts, select_rows, transpose_parts
 from solvers.primitives.colour import COLOURS
 from solvers.registry import primitive
@@ -15,8 +17,8 @@ def _padded(xp, mask, value):
 def fill_enclosed(xp, g, c):
     """Paint with ``c`` the background cells that cannot reach the border (4-connected)."""
     nd = ndimage(xp)
-    structure = xp.zeros((3, 3, 3), dtype=bool)
-    structure[1] = xp.asarray(((0, 1, 0), (1, 1, 1), (0, 1, 0)), dtype=bool)
+    structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
+    structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
     # A background frame around every grid joins all border-touching regions into one.
     labels, _ = nd.label(_padded(xp, g == 0, True), structure=structure)
     outside = labels[:, :1, :1]

@@ -1,0 +1,122 @@
+"""Benchmark the whole search pipeline (``python -m pipeline run``) and print its figures.
+
+For each mode (``cpu``: ``-m``; ``gpu``: ``-g``; ``gpuN``: ``-g`` on at most N GPUs) it runs a cold
+run (fresh cache) and prints: test outputs correct (Kaggle rule, 2 attempts), wall seconds, search
+seconds, deduplicated states, states per second (and per core on the CPU), grid transforms per
+second, and peak memory of the run's processes. Modes given together run one after the other in
+this one command, so their ratio is measured under the same conditions.
+
+    python benchmarks/bench_search.py --dataset arc1-train --depth 2 --modes cpu
+    python benchmarks/bench_search.py --depth 2 --modes cpu,gpu1     # GPU speed-up, one run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _peak_rss(proc: subprocess.Popen, stop: threading.Event, out: list) -> None:
+    """Poll the summed RSS of a process tree (the run and its workers) until ``stop``."""
+    peak = 0
+    try:
+        root = psutil.Process(proc.pid)
+    except psutil.Error:
+        return
+    while not stop.is_set():
+        try:
+            total = sum(p.memory_info().rss for p in [root] + root.children(recursive=True))
+            peak = max(peak, total)
+        except psutil.Error:
+            pass
+        stop.wait(0.2)
+    out.append(peak)
+
+
+def run_mode(mode: str, args, work: str) -> dict:
+    """One cold run in ``mode``; returns its figures."""
+    out = os.path.join(work, f"out-{mode}")
+    cmd = [sys.executable, "-m", "pipeline", "run", "-d", args.dataset, "-D", str(args.depth),
+           "-O", out, "-C", f"disk:{os.path.join(work, 'cache-' + mode)}", "-i", "-o",
+           "--states-per-task", str(args.states_per_task)]
+    if args.count:
+        cmd += ["-c", str(args.count)]
+    if mode == "cpu":
+        cmd.append("-m")
+    else:
+        cmd.append("-g")
+        if mode != "gpu":
+            cmd += ["--gpus", mode[3:]]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stop, peak = threading.Event(), []
+    watcher = threading.Thread(target=_peak_rss, args=(proc, stop, peak), daemon=True)
+    watcher.start()
+    _, err = proc.communicate()
+    wall = time.perf_counter() - start
+    stop.set()
+    watcher.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode}: run failed ({proc.returncode}):\n{err[-2000:]}")
+    report = json.load(open(os.path.join(out, "report.json")))
+    score = subprocess.run([sys.executable, "-m", "pipeline", "score", os.path.join(out, "submission.json"),
+                            "-d", args.dataset] + (["-c", str(args.count)] if args.count else []),
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    correct, total = score.strip().splitlines()[-1].split()[-1].split("/")
+    search = report["search"]
+    run = report["run"]
+    cores = run["search_shards"] if run["device"] == "cpu" else None
+    return {"mode": mode, "device": run["device"], "gpus": [g["name"] for g in run["gpus"]],
+            "correct": int(correct), "total": int(total), "wall_s": round(wall, 1),
+            "search_s": search["seconds"], "states": search["states"],
+            "states_per_s": search["states_per_second"],
+            "states_per_s_per_core": round(search["states_per_second"] / cores, 1) if cores else None,
+            "grid_transforms_per_s": search["grid_transforms_per_second"],
+            "peak_rss_gb": round(peak[0] / 2**30, 2) if peak else None,
+            "solved_tasks": sum(t["status"] == "solved" for t in report["tasks"]),
+            "submission": os.path.join(out, "submission.json")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="arc1-train")
+    parser.add_argument("--depth", type=int, default=2)
+    parser.add_argument("--count", type=int, default=0)
+    parser.add_argument("--modes", default="cpu", help="comma list of cpu, gpu, gpu1, gpu2, gpu4")
+    parser.add_argument("--states-per-task", type=int, default=8000)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="arcbatt-bench-") as work:
+        for mode in args.modes.split(","):
+            rows.append(run_mode(mode.strip(), args, work))
+            print(json.dumps(rows[-1]), flush=True)
+        subs = {r["mode"]: open(r["submission"], "rb").read() for r in rows}
+    base = rows[0]
+    print(f"\n{args.dataset} depth {args.depth} ({base['total']} test outputs)")
+    print(f"{'mode':6} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
+          f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'speed-up':>8}")
+    for r in rows:
+        speed = base["search_s"] / r["search_s"] if r["search_s"] else float("nan")
+        print(f"{r['mode']:6} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
+              f"{r['states_per_s']:>10.0f} {str(r['states_per_s_per_core'] or '-'):>9} "
+              f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {speed:>8.1f}x")
+    same = len(set(subs.values())) == 1
+    print(f"submissions identical across modes: {same}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "identical": same}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""CPU/GPU equality: every primitive and the whole search give identical results on NumPy and
+CuPy. Marked ``gpu``; skipped (with the reason) where CuPy or a CUDA device is missing."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.devices import DeviceError, probe_gpu
+
+try:
+    probe_gpu()
+    import cupy
+    GPU_REASON = None
+except DeviceError as exc:
+    cupy = None
+    GPU_REASON = f"no usable GPU: {str(exc).splitlines()[0][:200]}"
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")]
+
+
+def _parts_host(xp, result, n):
+    from solvers.batch import as_parts
+    from solvers.xp import to_host
+
+    parts = as_parts(xp, result, n)
+    out = {}
+    for idx, arr in parts:
+        for i, g in zip(to_host(idx).tolist(), to_host(arr)):
+            out[i] = g
+    return out
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (7, 7), (12, 9), (30, 30)])
+def test_every_transform_identical_on_numpy_and_cupy(shape):
+    from solvers.registry import transforms
+
+    rng = np.random.default_rng(sum(shape))
+    h, w = shape
+    batch = (rng.integers(1, 10, (64, h, w)) * (rng.random((64, h, w)) < 0.4)).astype(np.uint8)
+    for t in transforms():
+        cpu = _parts_host(np, t(np, batch), 64)
+        gpu = _parts_host(cupy, t(cupy, cupy.asarray(batch)), 64)
+        assert cpu.keys() == gpu.keys(), str(t)
+        for i in cpu:
+            assert np.array_equal(cpu[i], gpu[i]), f"{t} grid {i}"
+
+
+def test_search_identical_on_cpu_and_gpu():
+    from pipeline.engine import run_search
+    from pipeline.tasks import load_tasks
+
+    tasks, _ = load_tasks("arc1-train", 30)
+    cpu = run_search(tasks, 2)
+    gpu = run_search(tasks, 2, gpus=[0])
+    assert cpu.states == gpu.states
+    assert cpu.programs == gpu.programs
+
+
+def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
+    import subprocess
+    import sys
+
+    outs = []
+    for flag in ("-m", "-g"):
+        out = tmp_path / flag.strip("-")
+        subprocess.run([sys.executable, "-m", "pipeline", "run", "-c", "12", flag, "-O", str(out),
+                        "-C", f"disk:{tmp_path / ('cache' + flag)}", "-D", "2"], check=True, timeout=600)
+        outs.append((out / "submission.json").read_bytes())
+    assert outs[0] == outs[1]
