@@ -92,7 +92,7 @@ class Search:
     """One breadth-first search over the tasks of a :class:`Problem`."""
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
-                 progress=None, block_cells: int | None = None):
+                 progress=None, block_cells: int | None = None, bucket_all: bool | None = None):
         self.p = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -107,6 +107,9 @@ class Search:
         self.per_task_budget = states_per_task
         self.expand_solved = expand_solved
         self.block_cells = block_cells or BLOCK_CELLS["cpu" if problem.xp is np else "gpu"]
+        # Measured: on the CPU, slicing exact-shape groups beats gathers over padded buckets for
+        # coordinate-map primitives; on the GPU, fewer larger calls win, so everything is bucketed.
+        self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
         self.progress = progress
         self.stats = SearchStats()
 
@@ -192,7 +195,7 @@ class Search:
             cells = tr(xp, items.cells.reshape(1, 1, -1)).reshape(-1)
             out = Items(xp, cells, items.state, items.sample, items.h, items.w, items.start)
             return out, self._hash_groups(out, items.groups)
-        if tr.primitive.pad and USE_PADDED:
+        if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
             return self._apply_padded(items, tr)
         chunks, srcs, shapes, hashes = [], [], [], []
         for group in items.groups:
@@ -218,13 +221,13 @@ class Search:
         return out, xp.concatenate(hashes)
 
     def _apply_padded(self, items: Items, tr):
-        """Apply a padding-indifferent transform once per size bucket (see PaddedLayout)."""
+        """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
         xp, hasher = self.xp, self.p.hasher
         lay = items.padded()
         results, hashes = [], []
         for bucket in lay.buckets:
             H, W, idx, _ = bucket
-            res = tr(xp, lay.stack(bucket))
+            res = tr.padded(xp, lay.stack(bucket), items.h[idx], items.w[idx])
             if tr.primitive.pad == "inplace":
                 res = xp.where(lay.real_mask(bucket), res, xp.uint8(0))
                 hashes.append(hasher.padded(res, items.h[idx], items.w[idx]))
@@ -241,14 +244,15 @@ class Search:
         # Crops: the valid grids, bucket by bucket, each read from its padded result.
         src, hs, ws, bases, widths = [], [], [], [], []
         offset = 0
-        for (H, W, idx, _), res in zip(lay.buckets, results):
+        for (_, _, idx, _), res in zip(lay.buckets, results):
             keep = xp.nonzero(res.valid)[0]
+            m, OH, OW = res.arr.shape
             src.append(idx[keep])
             hs.append(res.h[keep])
             ws.append(res.w[keep])
-            bases.append(offset + keep * (H * W))
-            widths.append(xp.full(keep.shape[0], W, dtype=xp.int64))
-            offset += int(res.arr.shape[0]) * H * W
+            bases.append(offset + keep * (OH * OW))
+            widths.append(xp.full(keep.shape[0], OW, dtype=xp.int64))
+            offset += m * OH * OW
         src = xp.concatenate(src)
         if src.shape[0] == 0:
             return None, None

@@ -15,10 +15,13 @@ job, in order.  Nothing a solver does can hang or kill the caller:
   its imports (``MemoryError`` -> ``"memory"``).
 * **Crashes** (segfault, ``os._exit``): pebble reports ``ProcessExpired``; the job becomes
   ``"crash"`` with the exit code (negative: the signal) and a fresh worker replaces the dead one.
-* **Backstops**: every wait in the parent has a deadline (per running chunk: its hard timeout plus
-  a margin; per batch: no progress for ``stall_timeout``); on a broken pool the pool is rebuilt
-  and the unfinished jobs are sent again, once.  ``close()`` stops and joins the workers with a
-  deadline and kills any that remain; an ``atexit`` hook closes pools left open.
+* **Backstops**: every wait in the parent has a deadline.  A running chunk that pebble has not
+  ended within its hard timeout plus a margin is cancelled (and its worker killed); chunks that
+  wait with none running and none finishing for ``stall_timeout`` (workers that cannot start,
+  dead workers that pebble cannot see) make the pool be rebuilt.  On a broken pool (pebble breaks
+  the whole pool when a worker dies while idle) the pool is rebuilt and the unfinished jobs are
+  sent again, once.  ``close()`` (also from another thread, during a batch) stops and joins the
+  workers with a deadline and kills any that remain; an ``atexit`` hook closes pools left open.
 
 Overhead: jobs are sent in chunks (several solvers per worker call, each distinct task's grids
 once per chunk); the worker imports the DSL once (initializer) and copies that base namespace per

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.batch import as_parts
-from solvers.registry import PRIMITIVES, transforms
+from solvers.registry import PRIMITIVES, Transform, transforms
 from solvers.xp import namespace_of
 
 transforms()  # registers all primitives
@@ -22,7 +22,7 @@ def _single(prim):
         if arr.ndim != 2:
             raise ValueError(f"{prim.name}: expected a 2-D grid, got shape {arr.shape}")
         xp = namespace_of(arr)
-        parts = as_parts(xp, prim.fn(xp, arr.astype(xp.uint8)[None], *args), 1)
+        parts = as_parts(xp, Transform(prim, args)(xp, arr.astype(xp.uint8)[None]), 1)
         for _, out in parts:
             return xp.ascontiguousarray(out[0])
         raise ValueError(f"{prim.name}: no result for a {arr.shape[0]}x{arr.shape[1]} grid")

@@ -21,6 +21,7 @@ class Primitive:
     doc: str = ""
     elementwise: bool = False  # output cell depends only on the input cell: runs on flat buffers
     pad: str | None = None     # "inplace" / "crop": gives the same result on zero-padded grids
+    layout: str = "exact"      # "padded": fn(xp, g, h, w, *args) on zero-padded grids of many shapes
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,18 @@ class Transform:
         return self.primitive.name
 
     def __call__(self, xp, grids):
-        """Apply to a ``(n, h, w)`` stack; returns a stack or :class:`solvers.batch.Parts`."""
+        """Apply to a ``(n, h, w)`` stack of one shape; returns a stack, :class:`solvers.batch.Parts`
+        or :class:`solvers.batch.Padded`."""
+        if self.primitive.layout == "padded":
+            n, h, w = grids.shape
+            return self.primitive.fn(xp, grids, xp.full(n, h, dtype=xp.int64), xp.full(n, w, dtype=xp.int64),
+                                     *self.args)
+        return self.primitive.fn(xp, grids, *self.args)
+
+    def padded(self, xp, grids, h, w):
+        """Apply to zero-padded grids of many shapes (only for padding-aware primitives)."""
+        if self.primitive.layout == "padded":
+            return self.primitive.fn(xp, grids, h, w, *self.args)
         return self.primitive.fn(xp, grids, *self.args)
 
     def call_source(self, var: str) -> str:
@@ -48,7 +60,7 @@ class Transform:
         return self.call_source("x")
 
 
-def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None):
+def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact"):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
@@ -56,8 +68,12 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     that the function may run on grids zero-padded (bottom and right) to a common size: with
     ``"inplace"`` it returns the padded stack whose top-left ``h x w`` corners are the results; with
     ``"crop"`` it returns :class:`solvers.batch.Padded` crops that lie inside the real grids. The
-    search then runs it once per size bucket instead of once per exact shape.
+    search then runs it once per size bucket instead of once per exact shape. ``layout="padded"``
+    declares ``fn(xp, g, h, w, *args)``: it takes zero-padded grids with their real sides and
+    returns :class:`solvers.batch.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
     """
+    if layout not in ("exact", "padded"):
+        raise ValueError(f"layout must be 'exact' or 'padded', not {layout!r}")
     if pad not in (None, "inplace", "crop"):
         raise ValueError(f"pad must be None, 'inplace' or 'crop', not {pad!r}")
 
@@ -66,7 +82,7 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise, pad)
+                                     (fn.__doc__ or "").strip(), elementwise, pad, layout)
         return fn
 
     return register

@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 import solvers.primitives  # noqa: F401  (registers every primitive)
 from solvers import dsl
 from solvers.batch import MAX_SIDE, Padded, Parts, as_parts
-from solvers.registry import PRIMITIVES, transforms
+from solvers.registry import Transform, PRIMITIVES, transforms
 
 TRANSFORMS = transforms()
 SHAPES = [(1, 1), (1, 4), (4, 1), (2, 2), (3, 5), (4, 2), (5, 5), (6, 6), (10, 7), (9, 12),
@@ -101,6 +101,11 @@ STACKS = {shape: random_stack(1000 + i, *shape) for i, shape in enumerate(SHAPES
 # The check
 # --------------------------------------------------------------------------------------------------
 
+def _caller(prim):
+    """``fn(xp, stack, *args)`` for any primitive, whatever its layout (through Transform)."""
+    return lambda xp, stack, *args: Transform(prim, args)(xp, stack)
+
+
 def check_batch_matches_single(fn, name, args, stack):
     """Run ``fn(np, stack, *args)`` and compare every grid with ``dsl.<name>(grid, *args)``."""
     n = stack.shape[0]
@@ -138,19 +143,19 @@ def check_batch_matches_single(fn, name, args, stack):
 @pytest.mark.parametrize("t", TRANSFORMS, ids=str)
 def test_batch_matches_single_grid_face(t):
     for shape, stack in STACKS.items():
-        check_batch_matches_single(t.primitive.fn, t.name, t.args, stack)
+        check_batch_matches_single(_caller(t.primitive), t.name, t.args, stack)
 
 
 @pytest.mark.parametrize("mapping", [{1: 2, 2: 1}, {0: 5, 5: 0, 9: 9}, {}, {c: 9 - c for c in range(10)}],
                          ids=str)
 def test_batch_matches_single_grid_face_colormap(mapping):
     for stack in STACKS.values():
-        check_batch_matches_single(PRIMITIVES["colormap"].fn, "colormap", (mapping,), stack)
+        check_batch_matches_single(_caller(PRIMITIVES["colormap"]), "colormap", (mapping,), stack)
 
 
 def test_batch_of_one():
     for t in TRANSFORMS:
-        check_batch_matches_single(t.primitive.fn, t.name, t.args, STACKS[(3, 5)][:1])
+        check_batch_matches_single(_caller(t.primitive), t.name, t.args, STACKS[(3, 5)][:1])
 
 
 @pytest.mark.parametrize("t", [pytest.param(t, id=str(t)) for t in TRANSFORMS])
@@ -230,7 +235,8 @@ def test_pad_declarations():
     names = {t.name for t in PAD_TRANSFORMS}
     assert {"crop_content", "largest_object", "fill_enclosed", "rays"} <= names
     assert all(t.primitive.pad in ("inplace", "crop") for t in PAD_TRANSFORMS)
-    # Primitives whose answer depends on the grid's size must not be declared padding-indifferent.
+    # Primitives whose answer depends on the grid's size must not be declared padding-indifferent
+    # (they take the real sides instead: layout "padded").
     for name in ("crop_minority", "gravity", "rot90", "flip_lr", "symmetrize", "compress",
                  "dedup_lines", "overlay_halves", "tile", "mirror_lr"):
         assert PRIMITIVES[name].pad is None, name
@@ -303,4 +309,35 @@ def batches(draw):
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(t=st.sampled_from(TRANSFORMS), stack=batches())
 def test_batch_matches_single_grid_face_hypothesis(t, stack):
-    check_batch_matches_single(t.primitive.fn, t.name, t.args, stack)
+    check_batch_matches_single(_caller(t.primitive), t.name, t.args, stack)
+
+
+# --------------------------------------------------------------------------------------------------
+# ``layout="padded"``: primitives that take the real sides run on grids of mixed shapes padded into
+# one stack; each grid's result must be what it gives alone.
+# --------------------------------------------------------------------------------------------------
+
+LAYOUT_TRANSFORMS = [t for t in TRANSFORMS if t.primitive.layout == "padded"]
+
+
+@pytest.mark.parametrize("t", LAYOUT_TRANSFORMS, ids=str)
+def test_padded_layout_primitives_on_mixed_shapes(t):
+    single = getattr(dsl, t.name)
+    for side, (grids, arr) in PADDED.items():
+        h = np.array([g.shape[0] for g in grids])
+        w = np.array([g.shape[1] for g in grids])
+        before = arr.copy()
+        res = t.padded(np, arr, h, w)
+        np.testing.assert_array_equal(arr, before)
+        assert isinstance(res, Padded) and res.arr.dtype == np.uint8, str(t)
+        for i, grid in enumerate(grids):
+            try:
+                alone = single(grid, *t.args)
+            except ValueError:
+                assert not bool(res.valid[i]), f"{t}: grid {i} has a result only when padded"
+                continue
+            assert bool(res.valid[i]), f"{t}: grid {i} lost its result when padded"
+            oh, ow = int(res.h[i]), int(res.w[i])
+            np.testing.assert_array_equal(res.arr[i, :oh, :ow], alone, err_msg=f"{t} grid {i}")
+            assert not res.arr[i, oh:, :].any() and not res.arr[i, :, ow:].any(), (
+                f"{t}: non-zero cells outside the result of grid {i}")

@@ -1,7 +1,7 @@
 """Colour filters and recolourings (0 is the background)."""
 from __future__ import annotations
 
-from solvers.batch import colour_counts
+from solvers.batch import Padded, colour_counts
 from solvers.registry import primitive
 
 COLOURS = tuple((c,) for c in range(1, 10))
@@ -55,11 +55,12 @@ def invert(xp, g):
     return xp.where(g == 0, major[:, None, None], g.dtype.type(0))
 
 
-@primitive()
-def majority_cell(xp, g):
+@primitive(layout="padded")
+def majority_cell(xp, g, h, w):
     """A 1x1 grid of the most frequent non-zero colour."""
     major = _nonzero_counts(xp, g).argmax(axis=1).astype(g.dtype)
-    return major[:, None, None]
+    one = xp.ones(g.shape[0], dtype=xp.int64)
+    return Padded(major[:, None, None], one, one, one > 0)
 
 
 @primitive((), elementwise=True)  # learned from the train pairs by the search, never enumerated

@@ -1,50 +1,64 @@
-"""Rigid transforms (the 8 rotations/reflections) and crops: plain slicing of the whole stack."""
+"""Rigid transforms (the 8 rotations/reflections) and crops.
+
+Written for zero-padded stacks of many shapes (``layout="padded"``, see :mod:`solvers.ragged`):
+each rigid transform is a coordinate map read with one gather.
+"""
 from __future__ import annotations
 
 from solvers.batch import bounding_boxes, colour_counts, crop_boxes
+from solvers.ragged import coords, per_grid, real_mask, remap
 from solvers.registry import primitive
 
 
-@primitive()
-def rot90(xp, g):
+def _rigid(xp, g, h, w, swap: bool, src):
+    """Apply the map ``src(R, C, h, w) -> (row, col)``; ``swap``: the output is w x h."""
+    n, H, W = g.shape
+    rows, cols = (W, H) if swap else (H, W)
+    R, C = coords(xp, rows, cols)
+    sr, sc = src(R, C, per_grid(h), per_grid(w))
+    return remap(xp, g, w if swap else h, h if swap else w, rows, cols, sr, sc)
+
+
+@primitive(layout="padded")
+def rot90(xp, g, h, w):
     """Rotate a quarter turn counter-clockwise."""
-    return xp.rot90(g, 1, axes=(1, 2))
+    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, w - 1 - R))
 
 
-@primitive()
-def rot180(xp, g):
+@primitive(layout="padded")
+def rot180(xp, g, h, w):
     """Rotate a half turn."""
-    return g[:, ::-1, ::-1]
+    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, w - 1 - C))
 
 
-@primitive()
-def rot270(xp, g):
+@primitive(layout="padded")
+def rot270(xp, g, h, w):
     """Rotate a quarter turn clockwise."""
-    return xp.rot90(g, 3, axes=(1, 2))
+    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, R))
 
 
-@primitive()
-def flip_lr(xp, g):
+@primitive(layout="padded")
+def flip_lr(xp, g, h, w):
     """Mirror left-right."""
-    return g[:, :, ::-1]
+    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (R, w - 1 - C))
 
 
-@primitive()
-def flip_ud(xp, g):
+@primitive(layout="padded")
+def flip_ud(xp, g, h, w):
     """Mirror top-bottom."""
-    return g[:, ::-1, :]
+    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, C))
 
 
-@primitive()
-def transpose(xp, g):
+@primitive(layout="padded")
+def transpose(xp, g, h, w):
     """Mirror along the main diagonal."""
-    return g.transpose(0, 2, 1)
+    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, R))
 
 
-@primitive()
-def antitranspose(xp, g):
+@primitive(layout="padded")
+def antitranspose(xp, g, h, w):
     """Mirror along the anti-diagonal."""
-    return g.transpose(0, 2, 1)[:, ::-1, ::-1]
+    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, w - 1 - R))
 
 
 @primitive(pad="crop")
@@ -54,9 +68,11 @@ def crop_content(xp, g):
     return crop_boxes(xp, g, top, left, hh, ww, has)
 
 
-@primitive()
-def crop_minority(xp, g):
+@primitive(layout="padded")
+def crop_minority(xp, g, h, w):
     """Crop to the bounding box of the cells that differ from the grid's most frequent colour."""
-    major = colour_counts(xp, g).argmax(axis=1).astype(g.dtype)
-    top, left, hh, ww, has = bounding_boxes(xp, g != major[:, None, None])
+    counts = colour_counts(xp, g)
+    counts[:, 0] -= g.shape[1] * g.shape[2] - h * w  # padding is not part of the grid
+    major = counts.argmax(axis=1).astype(g.dtype)
+    top, left, hh, ww, has = bounding_boxes(xp, (g != per_grid(major)) & real_mask(xp, g, h, w))
     return crop_boxes(xp, g, top, left, hh, ww, has)

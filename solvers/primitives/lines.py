@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from solvers.registry import primitive
+from solvers.ragged import real_mask, same_shape
 from solvers.xp import cummax, stable_argsort
 
 # Each direction is computed as "towards the bottom" on a rotated view, then rotated back.
@@ -14,11 +15,6 @@ def _as_down(xp, g, direction, fn):
     return xp.rot90(fn(xp, rotated), -k, axes=(1, 2))
 
 
-def _fall(xp, g):
-    order = stable_argsort(xp, g != 0, axis=1)
-    return xp.take_along_axis(g, order, axis=1)
-
-
 def _ray_down(xp, g):
     h = g.shape[1]
     rows = xp.arange(h)[None, :, None]
@@ -27,10 +23,17 @@ def _ray_down(xp, g):
     return xp.where((g == 0) & (last >= 0), filled, g)
 
 
-@primitive((("down",), ("up",), ("left",), ("right",)))
-def gravity(xp, g, direction):
+@primitive((("down",), ("up",), ("left",), ("right",)), layout="padded")
+def gravity(xp, g, h, w, direction):
     """Let every non-zero cell fall towards ``direction``, keeping the order within its line."""
-    return _as_down(xp, g, direction, _fall)
+    axis = 1 if direction in ("down", "up") else 2
+    towards_end = direction in ("down", "right")
+    solid = g != 0
+    # Sort key per line: padding always last; then zeros before cells (falling to the end) or after.
+    key = xp.where(solid, 0 if not towards_end else 1, 1 if not towards_end else 0).astype(xp.int8)
+    key = xp.where(real_mask(xp, g, h, w), key, xp.int8(2))
+    order = stable_argsort(xp, key, axis=axis)
+    return same_shape(xp, g, h, w, xp.take_along_axis(g, order, axis=axis))
 
 
 RAYS = (("down",), ("up",), ("left",), ("right",), ("lr",), ("ud",), ("all",))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.batch import Parts, select_rows, transpose_parts
+from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.primitives.colour import COLOURS
 from solvers.registry import primitive
 from solvers.xp import ndimage
@@ -46,94 +46,89 @@ def interior(xp, g):
     return xp.where(solid & _neighbours_all(xp, solid, False), g, g.dtype.type(0))
 
 
-@primitive((("lr",), ("ud",), ("rot180",), ("diag",), ("all",)))
-def symmetrize(xp, g, kind):
+def _mirror(xp, g, h, w, kind):
+    """The grid read through one mirror: ``lr``, ``ud``, ``rot180`` or ``diag`` (per-grid sides)."""
+    n, H, W = g.shape
+    R, C = coords(xp, H, W)
+    hh, ww = per_grid(h), per_grid(w)
+    src = {"lr": (R, ww - 1 - C), "ud": (hh - 1 - R, C), "rot180": (hh - 1 - R, ww - 1 - C),
+           "diag": (C, R)}[kind]
+    return remap(xp, g, h, w, H, W, *src).arr
+
+
+@primitive((("lr",), ("ud",), ("rot180",), ("diag",), ("all",)), layout="padded")
+def symmetrize(xp, g, h, w, kind):
     """Complete a symmetric pattern: fill background cells from their mirror images.
 
     ``lr``/``ud``: mirror axes; ``rot180``: point symmetry; ``diag``: transpose (square grids);
     ``all``: left-right, top-bottom and point symmetry together.
     """
-    if kind == "diag" and g.shape[1] != g.shape[2]:
-        return Parts([])
-    mirrors = {
-        "lr": (lambda a: a[:, :, ::-1],),
-        "ud": (lambda a: a[:, ::-1, :],),
-        "rot180": (lambda a: a[:, ::-1, ::-1],),
-        "diag": (lambda a: a.transpose(0, 2, 1),),
-        "all": (lambda a: a[:, :, ::-1], lambda a: a[:, ::-1, :], lambda a: a[:, ::-1, ::-1]),
-    }[kind]
     out = g
-    for mirror in mirrors:
-        out = xp.where(out == 0, mirror(out), out)
-    return out
-
-
-def _halves(xp, g):
-    """Left and right halves; with an odd width the middle column is the separator."""
-    w = g.shape[2]
-    half = w // 2
-    return g[:, :, :half], g[:, :, w - half:]
+    for mirror in (("lr", "ud", "rot180") if kind == "all" else (kind,)):
+        out = xp.where(out == 0, _mirror(xp, out, h, w, mirror), out)
+    res = same_shape(xp, g, h, w, out)
+    if kind == "diag":
+        res.valid = h == w
+    return res
 
 
 HALF_OPS = tuple((axis, op) for axis in ("lr", "ud") for op in ("and", "or", "xor", "nor"))
 
 
-@primitive(HALF_OPS)
-def overlay_halves(xp, g, axis, op):
+@primitive(HALF_OPS, layout="padded")
+def overlay_halves(xp, g, h, w, axis, op):
     """Split into two halves (``lr``: left/right, ``ud``: top/bottom) and combine them cellwise.
 
-    ``and``: cells set in both (first half's colour); ``or``: first half over second; ``xor``:
-    cells set in exactly one; ``nor``: cells set in neither, painted 1.
+    With an odd side the middle line is a separator and belongs to neither half. ``and``: cells
+    set in both (first half's colour); ``or``: first half over second; ``xor``: cells set in
+    exactly one; ``nor``: cells set in neither, painted 1.
     """
     if axis == "ud":
-        g = g.transpose(0, 2, 1)
-    if g.shape[2] < 2:
-        return Parts([])
-    a, b = _halves(xp, g)
-    sa, sb = a != 0, b != 0
+        return transposed(overlay_halves(xp, g.transpose(0, 2, 1), w, h, "lr", op))
+    n, H, W = g.shape
+    half = w // 2
+    R, C = coords(xp, H, max(1, W // 2))
+    a = remap(xp, g, h, half, H, W // 2, R, C, valid=w >= 2)
+    b = remap(xp, g, h, half, H, W // 2, R, per_grid(w - half) + C).arr
+    sa, sb = a.arr != 0, b != 0
     zero = g.dtype.type(0)
     if op == "and":
-        out = xp.where(sa & sb, a, zero)
+        out = xp.where(sa & sb, a.arr, zero)
     elif op == "or":
-        out = xp.where(sa, a, b)
+        out = xp.where(sa, a.arr, b)
     elif op == "xor":
-        out = xp.where(sa ^ sb, xp.where(sa, a, b), zero)
+        out = xp.where(sa ^ sb, xp.where(sa, a.arr, b), zero)
     else:
         out = xp.where(~sa & ~sb, g.dtype.type(1), zero)
-    return out.transpose(0, 2, 1) if axis == "ud" else out
+    a.arr = xp.where(real_mask(xp, out, h, half), out, zero)
+    return a
 
 
-def _dedup_rows(xp, g):
+def _changed_rows(xp, g):
     keep = xp.ones(g.shape[:2], dtype=bool)
     keep[:, 1:] = (g[:, 1:] != g[:, :-1]).any(axis=2)
-    return select_rows(xp, g, keep)
+    return keep
 
 
-def _then_columns(xp, parts, row_fn):
-    out = []
-    for idx, arr in parts:
-        for sub, res in transpose_parts(row_fn(xp, arr.transpose(0, 2, 1))):
-            out.append((idx[sub], res))
-    return Parts(out)
-
-
-@primitive((("rows",), ("cols",), ("both",)))
-def dedup_lines(xp, g, axis):
+@primitive((("rows",), ("cols",), ("both",)), layout="padded")
+def dedup_lines(xp, g, h, w, axis):
     """Remove rows (or columns, or both) equal to the one before them."""
-    n = g.shape[0]
-    parts = Parts([(xp.arange(n), g)])
+    res = same_shape(xp, g, h, w, g)
     if axis in ("rows", "both"):
-        parts = _dedup_rows(xp, g)
+        res = keep_lines(xp, g, h, w, _changed_rows(xp, g))
     if axis in ("cols", "both"):
-        parts = _then_columns(xp, parts, _dedup_rows)
-    return parts
+        t = res.arr.transpose(0, 2, 1)
+        valid = res.valid
+        res = transposed(keep_lines(xp, t, res.w, res.h, _changed_rows(xp, t)))
+        res.valid = res.valid & valid
+    return res
 
 
-def _nonempty_rows(xp, g):
-    return select_rows(xp, g, (g != 0).any(axis=2))
-
-
-@primitive()
-def compress(xp, g):
+@primitive(layout="padded")
+def compress(xp, g, h, w):
     """Remove every all-zero row and column."""
-    return _then_columns(xp, _nonempty_rows(xp, g), _nonempty_rows)
+    rows = keep_lines(xp, g, h, w, (g != 0).any(axis=2))
+    t = rows.arr.transpose(0, 2, 1)
+    cols = transposed(keep_lines(xp, t, rows.w, rows.h, (t != 0).any(axis=2)))
+    cols.valid = cols.valid & rows.valid
+    return cols

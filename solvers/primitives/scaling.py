@@ -1,68 +1,76 @@
-"""Scaling, tiling and mirror-tiling: repeats and slices of the whole stack."""
+"""Scaling, tiling and mirror-tiling, as coordinate maps over zero-padded stacks."""
 from __future__ import annotations
 
-from solvers.batch import MAX_SIDE, Parts
+from solvers.batch import MAX_SIDE
+from solvers.ragged import coords, per_grid, remap
 from solvers.registry import primitive
 
 
-def _empty(xp):
-    return Parts([])
+def _map(xp, g, out_h, out_w, rows, cols, src, valid=None):
+    rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
+    R, C = coords(xp, rows, cols)
+    sr, sc = src(R, C)
+    return remap(xp, g, out_h, out_w, rows, cols, sr, sc, valid)
 
 
-@primitive(((2,), (3,), (4,)))
-def upscale(xp, g, k):
+@primitive(((2,), (3,), (4,)), layout="padded")
+def upscale(xp, g, h, w, k):
     """Scale up by ``k``: every cell becomes a k x k block."""
-    if g.shape[1] * k > MAX_SIDE or g.shape[2] * k > MAX_SIDE:
-        return _empty(xp)
-    return xp.repeat(xp.repeat(g, k, axis=1), k, axis=2)
+    n, H, W = g.shape
+    return _map(xp, g, h * k, w * k, H * k, W * k, lambda R, C: (R // k, C // k))
 
 
-@primitive(((2,), (3,)))
-def downscale(xp, g, k):
+@primitive(((2,), (3,)), layout="padded")
+def downscale(xp, g, h, w, k):
     """Scale down by ``k``: keep the top-left cell of every k x k block (sides must divide)."""
-    if g.shape[1] % k or g.shape[2] % k:
-        return _empty(xp)
-    return g[:, ::k, ::k]
+    n, H, W = g.shape
+    return _map(xp, g, h // k, w // k, H // k, W // k, lambda R, C: (R * k, C * k),
+                valid=(h % k == 0) & (w % k == 0))
 
 
-@primitive()
-def fractal(xp, g):
+@primitive(layout="padded")
+def fractal(xp, g, h, w):
     """Self-similar scaling: each non-zero cell becomes a copy of the grid, each zero a blank."""
-    n, h, w = g.shape
-    if h * h > MAX_SIDE or w * w > MAX_SIDE:
-        return _empty(xp)
-    big = (g != 0)[:, :, None, :, None] * g[:, None, :, None, :]
-    return big.reshape(n, h * h, w * w).astype(g.dtype)
+    n, H, W = g.shape
+    hh, ww = per_grid(h), per_grid(w)
+    outer = _map(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R // hh, C // ww))
+    inner = _map(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R % hh, C % ww))
+    outer.arr = xp.where(outer.arr != 0, inner.arr, g.dtype.type(0))
+    return outer
 
 
-@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)))
-def tile(xp, g, ry, rx):
+@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)), layout="padded")
+def tile(xp, g, h, w, ry, rx):
     """Repeat the grid ``ry`` times down and ``rx`` times across."""
-    if g.shape[1] * ry > MAX_SIDE or g.shape[2] * rx > MAX_SIDE:
-        return _empty(xp)
-    return xp.tile(g, (1, ry, rx))
+    n, H, W = g.shape
+    hh, ww = per_grid(h), per_grid(w)
+    return _map(xp, g, h * ry, w * rx, H * ry, W * rx, lambda R, C: (R % hh, C % ww))
 
 
-@primitive()
-def mirror_lr(xp, g):
+def _mirror_index(i, side):
+    """Index into a grid of ``side`` cells from a position in the grid followed by its mirror."""
+    return i - (i >= side) * (2 * (i - side) + 1)
+
+
+@primitive(layout="padded")
+def mirror_lr(xp, g, h, w):
     """The grid followed by its left-right mirror image."""
-    if g.shape[2] * 2 > MAX_SIDE:
-        return _empty(xp)
-    return xp.concatenate([g, g[:, :, ::-1]], axis=2)
+    n, H, W = g.shape
+    ww = per_grid(w)
+    return _map(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
 
 
-@primitive()
-def mirror_ud(xp, g):
+@primitive(layout="padded")
+def mirror_ud(xp, g, h, w):
     """The grid above its top-bottom mirror image."""
-    if g.shape[1] * 2 > MAX_SIDE:
-        return _empty(xp)
-    return xp.concatenate([g, g[:, ::-1, :]], axis=1)
+    n, H, W = g.shape
+    hh = per_grid(h)
+    return _map(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
 
 
-@primitive()
-def mirror_4(xp, g):
+@primitive(layout="padded")
+def mirror_4(xp, g, h, w):
     """Four mirrored copies: the grid, its mirror across, below them their upside-down images."""
-    if g.shape[1] * 2 > MAX_SIDE or g.shape[2] * 2 > MAX_SIDE:
-        return _empty(xp)
-    top = xp.concatenate([g, g[:, :, ::-1]], axis=2)
-    return xp.concatenate([top, top[:, ::-1, :]], axis=1)
+    n, H, W = g.shape
+    hh, ww = per_grid(h), per_grid(w)
+    return _map(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, lambda R, C: (_mirror_index(R, hh), _mirror_index(C, ww)))

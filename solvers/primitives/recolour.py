@@ -1,0 +1,59 @@
+"""Recolouring by object properties and background normalisation.
+
+These primitives write a *code* into each object (its size, its size rank, ...) instead of a final
+colour: the search learns a colour table from the train pairs as its last step, which turns the
+code into whatever colours the task wants ("size 1 -> 3, size 2 -> 2"). One transform thus covers
+every colour assignment that is a function of the property.
+"""
+from __future__ import annotations
+
+from solvers.batch import colour_counts
+from solvers.primitives.objects import label_objects
+from solvers.registry import primitive
+
+
+def _code(xp, values):
+    """Clip integer codes to the colours 1..9."""
+    return xp.clip(values, 1, 9).astype(xp.uint8)
+
+
+@primitive(pad="inplace")
+def color_by_size(xp, g):
+    """Paint every object (4-connected, one colour) with its cell count, capped at 9."""
+    labels, _, sizes, _ = label_objects(xp, g, 4, True)
+    return xp.where(labels > 0, _code(xp, sizes)[labels], g.dtype.type(0))
+
+
+def size_ranks(xp, owner, sizes):
+    """Dense rank of each label's size within its grid, largest first (1 = largest; entry 0: 0)."""
+    total = owner.shape[0]
+    if total <= 1:
+        return xp.zeros(total, dtype=xp.int64)
+    # One key per (grid, size), larger sizes first; distinct keys of a grid are its distinct sizes.
+    key = owner[1:] * 1024 + (1023 - xp.minimum(sizes[1:], 1023))
+    uniq = xp.unique(key)
+    grid_of = uniq // 1024
+    first = xp.searchsorted(grid_of, grid_of, side="left")
+    rank_of_uniq = xp.arange(uniq.shape[0]) - first + 1
+    ranks = xp.zeros(total, dtype=xp.int64)
+    ranks[1:] = rank_of_uniq[xp.searchsorted(uniq, key)]
+    return ranks
+
+
+@primitive(pad="inplace")
+def color_by_rank(xp, g):
+    """Paint every object (4-connected, one colour) with the rank of its size: 1 for the largest.
+
+    Objects of equal size share a rank (dense ranking); ranks past 9 are painted 9.
+    """
+    labels, owner, sizes, _ = label_objects(xp, g, 4, True)
+    ranks = size_ranks(xp, owner, sizes)
+    return xp.where(labels > 0, _code(xp, ranks)[labels], g.dtype.type(0))
+
+
+@primitive()
+def bg_to_zero(xp, g):
+    """Make the most frequent colour the background: swap it with 0 (ties: the lower colour)."""
+    major = colour_counts(xp, g).argmax(axis=1).astype(g.dtype)[:, None, None]
+    zero = g.dtype.type(0)
+    return xp.where(g == major, zero, xp.where(g == zero, major, g))

@@ -1,0 +1,69 @@
+"""Grids of different shapes in one zero-padded stack, with per-grid sides ``h`` and ``w``.
+
+Primitives with ``layout="padded"`` take ``(g, h, w)``: grid ``i`` is ``g[i, :h[i], :w[i]]`` and
+every cell outside it is 0. They describe their result as a coordinate map (for every output cell,
+which input cell it reads) and :func:`remap` turns that into one gather over the whole stack, so
+a batch of many shapes costs a handful of array calls on the CPU and a few kernels on the GPU.
+A stack of one shape is the special case of constant ``h`` and ``w``.
+"""
+from __future__ import annotations
+
+from solvers.batch import MAX_SIDE, Padded
+
+
+def coords(xp, rows: int, cols: int):
+    """Row and column index grids of shapes (1, rows, 1) and (1, 1, cols)."""
+    return xp.arange(rows)[None, :, None], xp.arange(cols)[None, None, :]
+
+
+def per_grid(v):
+    """Per-grid values shaped to broadcast against (n, rows, cols)."""
+    return v[:, None, None]
+
+
+def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -> Padded:
+    """Gather ``out[i, r, c] = g[i, src_r, src_c]`` inside each grid's output box ``out_h x out_w``.
+
+    ``rows``/``cols`` bound the output stack (at most 30); grids whose output is empty or larger
+    than 30 on a side, or where ``valid`` is false, have no result.
+    """
+    n, H, W = g.shape
+    rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
+    R, C = coords(xp, rows, cols)
+    inside = (R < per_grid(out_h)) & (C < per_grid(out_w))
+    sr = xp.clip(xp.broadcast_to(src_r, (n, rows, cols)), 0, H - 1)
+    sc = xp.clip(xp.broadcast_to(src_c, (n, rows, cols)), 0, W - 1)
+    vals = g[xp.arange(n)[:, None, None], sr, sc]
+    ok = (out_h >= 1) & (out_w >= 1) & (out_h <= MAX_SIDE) & (out_w <= MAX_SIDE)
+    if valid is not None:
+        ok = ok & valid
+    return Padded(xp.where(inside, vals, g.dtype.type(0)), out_h, out_w, ok)
+
+
+def real_mask(xp, g, h, w):
+    """True on each grid's own cells, False on its padding."""
+    R, C = coords(xp, g.shape[1], g.shape[2])
+    return (R < per_grid(h)) & (C < per_grid(w))
+
+
+def same_shape(xp, g, h, w, out) -> Padded:
+    """A result of the input's shapes (``out`` already 0 on the padding)."""
+    return Padded(out, h, w, xp.ones(g.shape[0], dtype=bool))
+
+
+def keep_lines(xp, g, h, w, keep) -> Padded:
+    """Keep the rows where ``keep`` (n, H) is true, in order (rows of padding are never kept)."""
+    from solvers.xp import stable_argsort
+
+    R, _ = coords(xp, g.shape[1], 1)
+    keep = keep & (R[:, :, 0] < h[:, None])
+    order = stable_argsort(xp, ~keep, axis=1)
+    moved = xp.take_along_axis(g, order[:, :, None], axis=1)
+    new_h = keep.sum(axis=1)
+    rows_in = R < per_grid(new_h)
+    return Padded(xp.where(rows_in, moved, g.dtype.type(0)), new_h, w, new_h > 0)
+
+
+def transposed(p: Padded) -> Padded:
+    """Swap rows and columns of a padded result."""
+    return Padded(p.arr.transpose(0, 2, 1), p.w, p.h, p.valid)
