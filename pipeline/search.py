@@ -23,6 +23,7 @@ LEADERBOARD_SIZE = 6
 # larger blocks: fewer, larger array calls are what make them pay.
 BLOCK_CELLS = {"cpu": 12_000_000, "gpu": 150_000_000}
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
+ACC_SCALE = 1 << 20    # cell accuracy in fixed point
 USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
 
 
@@ -194,6 +195,8 @@ class Search:
         if tr.primitive.elementwise:
             cells = tr(xp, items.cells.reshape(1, 1, -1)).reshape(-1)
             out = Items(xp, cells, items.state, items.sample, items.h, items.w, items.start)
+            if self.bucket_all:
+                return out, self._hash_like_padded(items, cells)
             return out, self._hash_groups(out, items.groups)
         if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
             return self._apply_padded(items, tr)
@@ -219,6 +222,18 @@ class Search:
         out = Items(xp, xp.concatenate(chunks), items.state[src], items.sample[src], xp.asarray(h),
                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
         return out, xp.concatenate(hashes)
+
+    def _hash_like_padded(self, items: Items, cells):
+        """Hash new cells laid out like ``items`` through its size buckets (few calls, for GPUs)."""
+        xp = self.xp
+        lay = items.padded()
+        buf = xp.zeros_like(lay.buffer)
+        buf[lay.dest] = cells
+        hv = xp.empty(items.count, dtype=xp.uint64)
+        for H, W, idx, off in lay.buckets:
+            stack = buf[off:off + int(idx.shape[0]) * H * W].reshape(-1, H, W)
+            hv[idx] = self.p.hasher.padded(stack, items.h[idx], items.w[idx])
+        return hv
 
     def _apply_padded(self, items: Items, tr):
         """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
@@ -325,16 +340,17 @@ class Search:
         fit_item, fit_pos = fit.cell_index()
         target_at = p.target_offset[fit_task, fit.sample][fit_item] + fit_pos
         hits = fit.cells == p.target_cells[target_at]
-        correct = xp.bincount(fit_item, weights=hits.astype(xp.float32), minlength=fit.count)
-        acc = xp.zeros((S, K), dtype=xp.float32)
-        acc[fit.state, fit.sample] = (correct / (fit.h * fit.w)).astype(xp.float32)
+        correct = xp.bincount(fit_item[hits], minlength=fit.count)
+        # Fixed-point integers: the same ranking bit for bit on every device and summation order.
+        acc = xp.zeros((S, K), dtype=xp.int64)
+        acc[fit.state, fit.sample] = (correct * ACC_SCALE) // (fit.h * fit.w)
         sized = xp.zeros((S, K), dtype=bool)
         sized[fit.state, fit.sample] = True
         is_test = xp.arange(K)[None, :] >= n_train[:, None]
         test_key = p.hasher.state_key(xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64),
                                       block.task)
         n_exact = exact.sum(axis=1)
-        score = n_exact / n_train + acc.sum(axis=1) / n_train
+        score = (n_exact * ACC_SCALE + acc.sum(axis=1)) / (n_train * ACC_SCALE)
         solved = new_mask & (n_exact == n_train)
         cm_cand = new_mask & (sized.sum(axis=1) == n_train) & ~solved
         mapping, cm_ok = self._colour_maps(block, fit, cm_cand, fit_item, target_at)

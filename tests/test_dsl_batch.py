@@ -341,3 +341,16 @@ def test_padded_layout_primitives_on_mixed_shapes(t):
             np.testing.assert_array_equal(res.arr[i, :oh, :ow], alone, err_msg=f"{t} grid {i}")
             assert not res.arr[i, oh:, :].any() and not res.arr[i, :, ow:].any(), (
                 f"{t}: non-zero cells outside the result of grid {i}")
+
+
+def test_primitives_use_only_calls_cupy_has():
+    """CuPy lacks ufunc ``accumulate`` (except add), ``ufunc.at`` for most ufuncs, ``repeat`` with
+    an array of counts and sort ``kind=``: the DSL uses the helpers in solvers.xp instead."""
+    import pathlib
+    import re
+
+    folder = pathlib.Path(dsl.__file__).parent / "primitives"
+    bad = re.compile(r"\.(maximum|minimum|logical_or|logical_and|bitwise_or)\.accumulate\(|\w\.at\(|kind=")
+    for path in sorted(folder.glob("*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            assert not bad.search(line), f"{path.name}:{n}: {line.strip()}"

@@ -7,8 +7,17 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from solvers.registry import primitive
-from solvers.xp import ndimage
+from solvers.xp import cummax
+
+
+def running_max(xp, a, axis):
+    """Running maximum along ``axis``: NumPy's accumulate where available, else :func:`cummax`."""
+    if xp is np:
+        return np.maximum.accumulate(a, axis=axis)
+    return cummax(xp, a, axis)
 
 
 def mark(xp, colours):
@@ -23,17 +32,17 @@ def _nearest_before(xp, g, axis):
     n = g.shape[axis]
     shape = [1, 1, 1]
     shape[axis] = n
-    idx = xp.arange(n).reshape(shape)
-    pos = xp.where(g != 0, idx, -1)
-    last = xp.maximum.accumulate(pos, axis=axis)
+    # Position and colour in one code (16 * position + colour): the running maximum carries the
+    # colour of the last non-zero cell along, with no gather.
+    pos = (xp.arange(1, n + 1, dtype=xp.int16) * 16).reshape(shape)
+    last = running_max(xp, xp.where(g != 0, pos + g, xp.int16(0)), axis) & 15
+    out = xp.zeros_like(g)
     # Shift by one so that a cell does not see itself.
-    prev = xp.full_like(last, -1)
     if axis == 1:
-        prev[:, 1:] = last[:, :-1]
+        out[:, 1:] = last[:, :-1]
     else:
-        prev[:, :, 1:] = last[:, :, :-1]
-    found = xp.take_along_axis(g, xp.maximum(prev, 0), axis=axis)
-    return xp.where(prev >= 0, found, g.dtype.type(0))
+        out[:, :, 1:] = last[:, :, :-1]
+    return out
 
 
 def _between(xp, g, axis):
@@ -44,19 +53,19 @@ def _between(xp, g, axis):
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 
-CONNECT = tuple((axis, marked) for marked in (False, True) for axis in ("h", "v", "hv"))
+CONNECT = tuple((axis, marked) for marked in (False, True) for axis in ("h", "hv"))
 
 
 @primitive(CONNECT, pad="inplace")
 def connect(xp, g, axis, marked):
     """Draw lines between pixels of one colour facing each other across the background.
 
-    A background cell whose nearest non-zero cells to the left and to the right (``h``), or above
-    and below (``v``), have the same colour takes that colour; ``hv`` does both, vertical lines
-    crossing over horizontal ones. With ``marked`` the lines get the mark (next colour) instead.
+    A background cell whose nearest non-zero cells to the left and to the right (``h``) have the
+    same colour takes that colour; ``hv`` also joins cells above and below, vertical lines crossing
+    over horizontal ones. With ``marked`` the lines get the mark (next colour) instead.
     """
     line = None
-    for ax in {"h": (2,), "v": (1,), "hv": (2, 1)}[axis]:
+    for ax in {"h": (2,), "hv": (2, 1)}[axis]:
         part = _between(xp, g, ax)
         line = part if line is None else xp.where(part != 0, part, line)
     if marked:
@@ -88,6 +97,21 @@ def halo(xp, g, conn):
     return xp.where((g == 0) & (out != 0), mark(xp, out), g)
 
 
+def _first_last(xp, lab, key, total):
+    """Smallest and largest ``key`` (0..63) of every label (arrays indexed by label)."""
+    order = xp.sort(lab * 64 + key)
+    ids = order // 64
+    start = xp.ones(order.shape[0], dtype=bool)
+    start[1:] = ids[1:] != ids[:-1]
+    end = xp.ones(order.shape[0], dtype=bool)
+    end[:-1] = ids[1:] != ids[:-1]
+    lo = xp.zeros(total + 1, dtype=xp.int64)
+    hi = xp.zeros(total + 1, dtype=xp.int64)
+    lo[ids[start]] = order[start] % 64
+    hi[ids[end]] = order[end] % 64
+    return lo, hi
+
+
 @primitive(pad="inplace")
 def fill_bbox(xp, g):
     """Paint the background inside each object's bounding box with the object's mark.
@@ -95,53 +119,34 @@ def fill_bbox(xp, g):
     Objects are 8-connected and of one colour; where boxes of different colours overlap, the lower
     colour wins.
     """
-    nd = ndimage(xp)
+    from solvers.primitives.objects import label_objects
+
     n, h, w = g.shape
-    structure = xp.ones((3, 3, 3), dtype=bool)
-    structure[0] = False
-    structure[2] = False
+    labels, owner, _, _ = label_objects(xp, g, 8, True)
+    total = owner.shape[0] - 1
     out = g.copy()
+    if total == 0:
+        return out
+    gi, r, c = xp.nonzero(labels)
+    lab = labels[gi, r, c].astype(xp.int64)
+    colour = xp.zeros(total + 1, dtype=g.dtype)
+    colour[lab] = g[gi, r, c]
+    top, bottom = _first_last(xp, lab, r, total)
+    left, right = _first_last(xp, lab, c, total)
+    # Coverage count of the boxes of one colour by a 2-D difference array over (n, h + 1, w + 1).
+    W1, size = w + 1, n * (h + 1) * (w + 1)
+    base = owner * (h + 1) * W1
+    corners = (base + top * W1 + left, base + (bottom + 1) * W1 + right + 1,
+               base + top * W1 + right + 1, base + (bottom + 1) * W1 + left)
     free = g == 0
-    for c in range(1, 10):
-        mask = g == c
-        if not bool(mask.any()):
-            continue
-        labels, total = nd.label(mask, structure=structure)
-        total = int(total)
-        flat = labels.ravel()
-        sel = xp.nonzero(flat)[0]
-        lab = flat[sel].astype(xp.int64)
-        grid = sel // (h * w)
-        r = (sel // w) % h
-        q = sel % w
-        # Box of each label from sorted keys: first and last row / column of every label.
-        top = xp.zeros(total + 1, dtype=xp.int64)
-        bottom = xp.zeros(total + 1, dtype=xp.int64)
-        left = xp.zeros(total + 1, dtype=xp.int64)
-        right = xp.zeros(total + 1, dtype=xp.int64)
-        owner = xp.zeros(total + 1, dtype=xp.int64)
-        owner[lab] = grid
-        for key_of, lo, hi in ((r, top, bottom), (q, left, right)):
-            key = xp.sort(lab * 64 + key_of)
-            ids = key // 64
-            start = xp.ones(key.shape[0], dtype=bool)
-            start[1:] = ids[1:] != ids[:-1]
-            end = xp.ones(key.shape[0], dtype=bool)
-            end[:-1] = ids[1:] != ids[:-1]
-            lo[ids[start]] = key[start] % 64
-            hi[ids[end]] = key[end] % 64
-        ids = xp.arange(1, total + 1)
-        # Coverage count by a 2-D difference array over (n, h + 1, w + 1).
-        W1 = w + 1
-        base = owner[ids] * (h + 1) * W1
-        plus = xp.concatenate([base + top[ids] * W1 + left[ids],
-                               base + (bottom[ids] + 1) * W1 + right[ids] + 1])
-        minus = xp.concatenate([base + top[ids] * W1 + right[ids] + 1,
-                                base + (bottom[ids] + 1) * W1 + left[ids]])
-        size = n * (h + 1) * W1
+    ids = xp.arange(1, total + 1)
+    for col in sorted(int(v) for v in xp.unique(colour[1:]).tolist()):
+        sel = ids[colour[1:] == col]
+        plus = xp.concatenate([corners[0][sel], corners[1][sel]])
+        minus = xp.concatenate([corners[2][sel], corners[3][sel]])
         diff = xp.bincount(plus, minlength=size) - xp.bincount(minus, minlength=size)
         cover = diff.reshape(n, h + 1, W1).cumsum(axis=1).cumsum(axis=2)[:, :h, :w] > 0
         paint = cover & free
-        out = xp.where(paint, mark(xp, xp.asarray(c)).astype(g.dtype), out)
+        out = xp.where(paint, mark(xp, xp.asarray(col)).astype(g.dtype), out)
         free = free & ~paint
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.batch import bounding_boxes, crop_boxes
+from solvers.batch import bounding_boxes, colour_counts, crop_boxes
 from solvers.registry import primitive
 from solvers.xp import ndimage, repeat_index
 
@@ -25,24 +25,36 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     nd = ndimage(xp)
     structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
     structure[1] = CONNECTIVITY[conn]
+    n, h, w = g.shape
     if by_colour:
-        # One call for all colours: each colour's mask is its own slab of a (9n, h, w) stack.
-        n, h, w = g.shape
-        slabs = (g[None] == xp.arange(1, 10, dtype=g.dtype)[:, None, None, None]).reshape(9 * n, h, w)
-        labels, total = nd.label(slabs, structure=structure)
-        labels = labels.reshape(9, n, h, w).max(axis=0).astype(xp.int32)
+        # One call for all colours: one (h, w) slab per colour present in a grid (usually two or
+        # three per grid rather than nine), labelled together.
+        gi, ci = xp.nonzero(colour_counts(xp, g)[:, 1:] > 0)
+        slabs = g[gi] == (ci + 1).astype(g.dtype)[:, None, None]
     else:
-        labels, total = nd.label(g != 0, structure=structure)
-        labels = labels.astype(xp.int32)
-    total = int(total)
-    flat = labels.ravel()
+        gi = xp.arange(n)
+        slabs = g != 0
+    if slabs.shape[0]:
+        lab, total = nd.label(slabs, structure=structure)
+        total = int(total)
+        p, r, c = xp.nonzero(lab)
+        vals = lab[p, r, c].astype(xp.int64)
+    else:
+        total = 0
+        p = r = c = vals = xp.zeros(0, dtype=xp.int64)
+    grid = gi[p]
+    labels = xp.zeros((n, h, w), dtype=xp.int32)
+    labels[grid, r, c] = vals.astype(xp.int32)
     owner = xp.zeros(total + 1, dtype=xp.int64)
-    owner[flat] = flat_grid_index(xp, g.shape)
-    sizes = xp.bincount(flat, minlength=total + 1)
-    # Reading order of each object's first cell: ties between objects go to the earliest one.
+    owner[vals] = grid
+    sizes = xp.bincount(vals, minlength=total + 1)
+    sizes[0] = n * h * w - vals.shape[0]
+    # Reading order of each object's first cell: ties between objects go to the earliest one. A
+    # label lives in one slab, whose cells ``nonzero`` lists in reading order.
     first = xp.zeros(total + 1, dtype=xp.int64)
-    ids, first_at = xp.unique(flat, return_index=True)
-    first[ids] = first_at
+    if total:
+        ids, at = xp.unique(vals, return_index=True)
+        first[ids] = grid[at] * (h * w) + r[at] * w + c[at]
     return labels, owner, sizes, first
 
 

@@ -57,3 +57,34 @@ def bg_to_zero(xp, g):
     major = colour_counts(xp, g).argmax(axis=1).astype(g.dtype)[:, None, None]
     zero = g.dtype.type(0)
     return xp.where(g == major, zero, xp.where(g == zero, major, g))
+
+
+def enclosed_background(xp, g):
+    """Background cells that cannot reach the border through background (4-connected)."""
+    import numpy as np
+    from solvers.xp import ndimage
+
+    structure = np.zeros((3, 3, 3), dtype=bool)
+    structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
+    # A background frame around every grid joins all border-touching regions into one.
+    framed = xp.pad(g == 0, ((0, 0), (1, 1), (1, 1)), constant_values=True)
+    labels, _ = ndimage(xp).label(framed, structure=structure)
+    return (labels[:, 1:-1, 1:-1] != labels[:, :1, :1]) & (g == 0)
+
+
+@primitive(pad="inplace")
+def mark_hollow(xp, g):
+    """Give the mark (next colour, ``c % 9 + 1``) to every object that encloses background.
+
+    Objects are 8-connected and of one colour; an object encloses background when it touches
+    (4 neighbours) a background cell cut off from the border. Other objects keep their colour.
+    """
+    from solvers.primitives.draw import _shifted, mark
+
+    labels, _, _, _ = label_objects(xp, g, 8, True)
+    hole = enclosed_background(xp, g)
+    touch = xp.zeros(int(labels.max()) + 1 if labels.size else 1, dtype=bool)
+    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        touch[_shifted(xp, labels, dy, dx)[hole]] = True
+    touch[0] = False
+    return xp.where(touch[labels], mark(xp, g), g)

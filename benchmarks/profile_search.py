@@ -1,0 +1,74 @@
+"""Profile the search in one process: time per primitive and per stage, on NumPy or CuPy.
+
+    python benchmarks/profile_search.py --depth 2 --count 100            # CPU
+    python benchmarks/profile_search.py --depth 2 --gpu                  # GPU (synchronised timings)
+
+With --gpu the device is synchronised after every transform so each primitive's time is its own.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+
+import numpy as np
+
+from pipeline.problem import Problem
+from pipeline.search import Search
+from pipeline.tasks import load_tasks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="arc1-train")
+    parser.add_argument("--depth", type=int, default=2)
+    parser.add_argument("--count", type=int, default=0)
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--states-per-task", type=int, default=8000)
+    parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the search this many times in one process (the GPU compiles its "
+                             "kernels on first use: later runs show the warm speed)")
+    args = parser.parse_args()
+    for i in range(args.repeat):
+        print(f"--- run {i + 1} of {args.repeat}")
+        profile_once(args)
+
+
+def profile_once(args) -> None:
+    tasks, _ = load_tasks(args.dataset, args.count)
+    if args.gpu:
+        import cupy as xp
+        sync = xp.cuda.Device().synchronize
+    else:
+        xp, sync = np, (lambda: None)
+    search = Search(Problem(tasks, xp), states_per_task=args.states_per_task)
+    per_primitive = collections.Counter()
+    calls = collections.Counter()
+    real_apply = search._apply
+
+    def timed_apply(block, tr):
+        sync()
+        t0 = time.perf_counter()
+        out = real_apply(block, tr)
+        sync()
+        per_primitive[tr.name] += time.perf_counter() - t0
+        calls[tr.name] += 1
+        return out
+
+    search._apply = timed_apply
+    t0 = time.perf_counter()
+    stats = search.run(args.depth)
+    sync()
+    wall = time.perf_counter() - t0
+    print(f"{len(tasks)} tasks, depth {args.depth}, {'gpu' if args.gpu else 'cpu'}: {wall:.1f} s, "
+          f"{stats.states} states ({stats.states / wall:.0f}/s), {stats.grid_transforms} grid transforms "
+          f"({stats.grid_transforms / wall:.3g}/s), {len(search.transforms)} transforms")
+    print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
+    print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
+    for name, sec in per_primitive.most_common(args.top):
+        print(f"{name:28} {sec:8.2f} {calls[name]:6}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""End to end: run_card.sh on a few real tasks -> valid submission.json and report.json; exit codes;
+determinism; scoring; warm reruns from the cache; the exported solver module; time budgets."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.score import score_submission, validate_submission
+from pipeline.tasks import load_solutions, load_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNT = 40
+
+
+def run_card(*args, timeout=300):
+    """Run run_card.sh with ``args``; returns the CompletedProcess."""
+    return subprocess.run(["bash", str(ROOT / "run_card.sh"), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("e2e")
+    res = run_card("-c", str(COUNT), "-D", "1", "-m", "-b", "-T", "-O", str(work / "out"),
+                   "-C", f"disk:{work / 'cache'}", "-s", "3")
+    assert res.returncode == 0, res.stderr
+    return work, res
+
+
+def test_outputs_are_valid_and_complete(first_run):
+    work, res = first_run
+    tasks, _ = load_tasks("arc1-train", COUNT)
+    submission = json.loads((work / "out" / "submission.json").read_text())
+    assert validate_submission(submission, tasks) == []
+    report = json.loads((work / "out" / "report.json").read_text())
+    for key in ("dataset", "tasks", "device", "gpus", "workers", "seed", "depth", "seconds", "stages"):
+        assert key in report["run"], key
+    for key in ("states", "states_per_second", "grid_transforms_per_second"):
+        assert key in report["search"], key
+    for key in ("hits", "misses", "hit_rate"):
+        assert key in report["cache"], key
+    for key in ("validated", "ok", "failed"):
+        assert key in report["validation"], key
+    assert [t["id"] for t in report["tasks"]] == [t.id for t in tasks]
+    solved = [t for t in report["tasks"] if t["status"] == "solved"]
+    assert solved and all(t["program"].startswith("def solve(I):") and t["train_fit"] == 1.0 for t in solved)
+    assert report["run"]["device"] == "cpu" and report["search"]["states"] > 0
+    assert "search" in res.stderr and "total" in res.stderr  # the -T timing table
+
+
+def test_score_command_matches_scorer(first_run):
+    work, _ = first_run
+    path = work / "out" / "submission.json"
+    res = subprocess.run([sys.executable, "-m", "pipeline", "score", str(path), "-d", "arc1-train",
+                          "-c", str(COUNT)], cwd=ROOT, capture_output=True, text=True, check=True)
+    last = res.stdout.strip().splitlines()[-1]
+    tasks, _ = load_tasks("arc1-train", COUNT)
+    sols = {k: v for k, v in load_solutions("arc1-train").items() if k in {t.id for t in tasks}}
+    correct, total, _ = score_submission(json.loads(path.read_text()), sols)
+    assert last == f"score: {correct}/{total}" and correct > 0
+
+
+def test_same_seed_gives_identical_submission_and_warm_rerun_hits_cache(first_run, tmp_path):
+    work, _ = first_run
+    fresh = run_card("-c", str(COUNT), "-D", "1", "-m", "-O", str(tmp_path / "fresh"),
+                     "-C", f"disk:{tmp_path / 'cache'}", "-s", "3", "-w", "1")
+    assert fresh.returncode == 0, fresh.stderr
+    first = (work / "out" / "submission.json").read_bytes()
+    assert (tmp_path / "fresh" / "submission.json").read_bytes() == first
+    warm = run_card("-c", str(COUNT), "-D", "1", "-m", "-O", str(tmp_path / "warm"),
+                    "-C", f"disk:{work / 'cache'}", "-s", "3")
+    assert warm.returncode == 0, warm.stderr
+    assert (tmp_path / "warm" / "submission.json").read_bytes() == first
+    report = json.loads((tmp_path / "warm" / "report.json").read_text())
+    assert report["search"]["states"] == 0  # nothing recomputed: every task came from the cache
+    assert report["cache"]["hit_rate"] >= 0.9
+
+
+def test_exported_solvers_module_reproduces_predictions(first_run):
+    work, _ = first_run
+    path = work / "out" / "solvers.py"
+    spec = importlib.util.spec_from_file_location("exported_solvers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = json.loads((work / "out" / "report.json").read_text())
+    submission = json.loads((work / "out" / "submission.json").read_text())
+    tasks = {t.id: t for t in load_tasks("arc1-train", COUNT)[0]}
+    solved = [t["id"] for t in report["tasks"] if t["status"] == "solved"]
+    assert set(module.SOLVERS) == set(solved)
+    for tid in solved:
+        for j, grid in enumerate(tasks[tid].test_inputs):
+            out = np.asarray(module.SOLVERS[tid](grid)).tolist()
+            assert out == submission[tid][j]["attempt_1"], tid
+
+
+def test_bad_usage_exit_codes(tmp_path):
+    assert run_card("-h").returncode == 0
+    assert run_card("-x").returncode == 2
+    bad = run_card("-d", "no-such-dataset", "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}")
+    assert bad.returncode == 2 and "no-such-dataset" in bad.stderr
+    assert run_card("-D", "9", "-O", str(tmp_path / "o")).returncode == 2
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    res = run_card("-d", str(broken), "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}")
+    assert res.returncode == 2 and "broken.json" in res.stderr
+
+
+def test_forced_gpu_without_a_usable_gpu_exits_3(tmp_path):
+    from pipeline.devices import DeviceError, probe_gpu
+
+    try:
+        probe_gpu()
+        pytest.skip("a usable GPU is present")
+    except DeviceError:
+        pass
+    res = run_card("-g", "-c", "1", "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}")
+    assert res.returncode == 3 and "GPU" in res.stderr
+
+
+def test_budget_stops_in_time_with_complete_outputs(tmp_path):
+    start = time.monotonic()
+    res = run_card("-c", "60", "-D", "3", "-m", "-B", "8s", "-O", str(tmp_path / "o"),
+                   "-C", f"disk:{tmp_path / 'c'}")
+    elapsed = time.monotonic() - start
+    assert res.returncode == 0, res.stderr
+    assert elapsed < 8 + 12  # the budget plus process start-up and pool shut-down
+    tasks, _ = load_tasks("arc1-train", 60)
+    submission = json.loads((tmp_path / "o" / "submission.json").read_text())
+    assert validate_submission(submission, tasks) == []
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["run"]["truncated"] is True
+
+
+def test_bad_task_in_a_file_is_skipped_and_the_rest_run(tmp_path):
+    tasks, _ = load_tasks("arc1-train", 3)
+    data = {t.id: {"train": [{"input": i.tolist(), "output": o.tolist()} for i, o in
+                             zip(t.train_inputs, t.train_outputs)],
+                   "test": [{"input": i.tolist()} for i in t.test_inputs]} for t in tasks}
+    data["badtask"] = {"train": [], "test": [{"input": [[1]]}]}
+    path = tmp_path / "challenges.json"
+    path.write_text(json.dumps(data))
+    res = run_card("-d", str(path), "-D", "1", "-m", "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}")
+    assert res.returncode == 0, res.stderr
+    assert "badtask" in res.stderr
+    submission = json.loads((tmp_path / "o" / "submission.json").read_text())
+    assert set(submission) == {t.id for t in tasks}
