@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
     run.add_argument("--gpus", type=int, default=None, help="use at most this many GPUs")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
+    run.add_argument("--lease-ttl", type=float, default=60.0,
+                     help="seconds before a crashed instance's task leases expire")
+    run.add_argument("--local-cache", default=".cache",
+                     help="local disk folder kept beside a Redis cache (the local truth)")
     score = sub.add_parser("score", help="score a submission with the Kaggle 2025 rule")
     score.add_argument("submission")
     score.add_argument("-d", "--dataset", required=True)
@@ -93,7 +97,8 @@ def _run(args) -> int:
                       timeout=args.timeout, timing=args.timing, force_cpu=args.force_cpu,
                       force_gpu=args.force_gpu, export_best=args.export_best, workers=args.workers,
                       budget=args.budget, cache_url=args.cache_url, out_dir=args.out_dir, seed=args.seed,
-                      depth=args.depth, states_per_task=args.states_per_task, chunk=args.chunk, gpus=args.gpus)
+                      depth=args.depth, states_per_task=args.states_per_task, chunk=args.chunk, gpus=args.gpus,
+                      lease_ttl=args.lease_ttl, local_cache=args.local_cache)
     return Run(opts).execute()
 
 

@@ -56,6 +56,8 @@ class RunOptions:
     states_per_task: int = 8000
     chunk: int | None = None
     gpus: int | None = None
+    lease_ttl: float = LEASE_TTL
+    local_cache: str = ".cache"
 
 
 class StageTimer:
@@ -95,6 +97,7 @@ class Run:
         self.search_stages: dict[str, float] = {}
         self.records: dict[str, dict] = {}
         self.iterations = 0
+        self.searched_tasks = 0  # tasks this instance searched (the rest came from the cache)
 
     # ------------------------------------------------------------------ main
     def execute(self) -> int:
@@ -108,7 +111,8 @@ class Run:
         self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
         if self.device.notice:
             print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
-        self.cache = open_cache(o.cache_url, code_fingerprint())
+        extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
+        self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
         if o.initial:
             self.cache.clear()
         os.makedirs(self.out_dir, exist_ok=True)
@@ -118,7 +122,7 @@ class Run:
         self.workers = fair_workers(o.workers)
         self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else max(
             1, usable_cpus() // max(1, self.instances))
-        self.leases = LeaseManager(self.cache, ttl=LEASE_TTL)
+        self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
         try:
@@ -237,6 +241,7 @@ class Run:
                             progress=on_progress)
         elapsed = time.perf_counter() - t0
         self.timer.add("search", elapsed)
+        self.searched_tasks += len(chunk)
         tot = self.search_totals
         tot["states"] += result.states
         tot["grid_transforms"] += result.grid_transforms
@@ -287,6 +292,7 @@ class Run:
                     "workers": getattr(self, "workers", None), "search_shards": getattr(self, "search_shards", None),
                     "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
                     "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
+                    "searched_tasks": self.searched_tasks,
                     "seconds": round(elapsed, 3), "stages": stages,
                     "cache": self.cache.describe() if hasattr(self, "cache") else None,
                     "skipped": list(getattr(self, "skipped", []))},

@@ -7,17 +7,7 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from solvers.registry import primitive
-from solvers.xp import cummax
-
-
-def running_max(xp, a, axis):
-    """Running maximum along ``axis``: NumPy's accumulate where available, else :func:`cummax`."""
-    if xp is np:
-        return np.maximum.accumulate(a, axis=axis)
-    return cummax(xp, a, axis)
 
 
 def mark(xp, colours):
@@ -28,21 +18,15 @@ def mark(xp, colours):
 
 def _nearest_before(xp, g, axis):
     """For each cell, the colour of the nearest non-zero cell strictly before it along ``axis``
-    (0 where none); ``axis`` is 1 (rows: above) or 2 (columns: to the left)."""
-    n = g.shape[axis]
-    shape = [1, 1, 1]
-    shape[axis] = n
-    # Position and colour in one code (16 * position + colour): the running maximum carries the
-    # colour of the last non-zero cell along, with no gather.
-    pos = (xp.arange(1, n + 1, dtype=xp.int16) * 16).reshape(shape)
-    last = running_max(xp, xp.where(g != 0, pos + g, xp.int16(0)), axis) & 15
-    out = xp.zeros_like(g)
-    # Shift by one so that a cell does not see itself.
-    if axis == 1:
-        out[:, 1:] = last[:, :-1]
-    else:
-        out[:, :, 1:] = last[:, :, :-1]
-    return out
+    (0 where none); ``axis`` is 1 (rows: above) or 2 (columns: to the left).
+
+    A forward fill, one step per line of the grid (at most 30), each step over the whole batch.
+    """
+    a = xp.moveaxis(g, axis, 0)
+    out = xp.zeros_like(a)
+    for j in range(1, a.shape[0]):
+        out[j] = xp.where(a[j - 1] != 0, a[j - 1], out[j - 1])
+    return xp.moveaxis(out, 0, axis)
 
 
 def _between(xp, g, axis):
