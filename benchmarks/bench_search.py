@@ -42,12 +42,12 @@ def _peak_rss(proc: subprocess.Popen, stop: threading.Event, out: list) -> None:
     out.append(peak)
 
 
-def run_mode(mode: str, args, work: str) -> dict:
-    """One cold run in ``mode``; returns its figures."""
-    out = os.path.join(work, f"out-{mode}")
+def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
+    """One run in ``mode``: cold (cache cleared first) or warm (reusing the cold run's cache)."""
+    out = os.path.join(work, f"out-{mode}{'-warm' if warm else ''}")
     cmd = [sys.executable, "-m", "pipeline", "run", "-d", args.dataset, "-D", str(args.depth),
-           "-O", out, "-C", f"disk:{os.path.join(work, 'cache-' + mode)}", "-i", "-o",
-           "--states-per-task", str(args.states_per_task)]
+           "-O", out, "-C", f"disk:{os.path.join(work, 'cache-' + mode)}", "-o",
+           "--states-per-task", str(args.states_per_task)] + ([] if warm else ["-i"])
     if args.count:
         cmd += ["-c", str(args.count)]
     if mode == "cpu":
@@ -75,7 +75,7 @@ def run_mode(mode: str, args, work: str) -> dict:
     search = report["search"]
     run = report["run"]
     cores = run["search_shards"] if run["device"] == "cpu" else None
-    return {"mode": mode, "device": run["device"], "gpus": [g["name"] for g in run["gpus"]],
+    return {"mode": mode + ("-warm" if warm else ""), "hit_rate": report["cache"]["hit_rate"], "device": run["device"], "gpus": [g["name"] for g in run["gpus"]],
             "correct": int(correct), "total": int(total), "wall_s": round(wall, 1),
             "search_s": search["seconds"], "states": search["states"],
             "states_per_s": search["states_per_second"],
@@ -94,22 +94,27 @@ def main() -> int:
     parser.add_argument("--modes", default="cpu", help="comma list of cpu, gpu, gpu1, gpu2, gpu4")
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--warm", action="store_true", help="after each cold run, rerun it on its warm cache")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="arcbatt-bench-") as work:
         for mode in args.modes.split(","):
             rows.append(run_mode(mode.strip(), args, work))
             print(json.dumps(rows[-1]), flush=True)
+            if args.warm:
+                rows.append(run_mode(mode.strip(), args, work, warm=True))
+                print(json.dumps(rows[-1]), flush=True)
         subs = {r["mode"]: open(r["submission"], "rb").read() for r in rows}
     base = rows[0]
     print(f"\n{args.dataset} depth {args.depth} ({base['total']} test outputs)")
-    print(f"{'mode':6} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
-          f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'speed-up':>8}")
+    print(f"{'mode':9} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
+          f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'hit rate':>8} {'wall vs 1st':>11}")
     for r in rows:
-        speed = base["search_s"] / r["search_s"] if r["search_s"] else float("nan")
-        print(f"{r['mode']:6} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
+        speed = base["wall_s"] / r["wall_s"] if r["wall_s"] else float("nan")
+        print(f"{r['mode']:9} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
               f"{r['states_per_s']:>10.0f} {str(r['states_per_s_per_core'] or '-'):>9} "
-              f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {speed:>8.1f}x")
+              f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {r['hit_rate']:>8.2f} "
+              f"{speed:>10.1f}x")
     same = len(set(subs.values())) == 1
     print(f"submissions identical across modes: {same}")
     if args.json:
