@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-C", "--cache", dest="cache_url", default=None, help="disk:PATH (default disk:.cache) or redis://host:port/db")
     run.add_argument("-O", "--out", dest="out_dir", default=None, help="output folder (default runs/<timestamp>)")
     run.add_argument("-s", "--seed", type=int, default=0, help="random seed")
-    run.add_argument("-D", "--depth", type=int, default=2, help="search depth (1-4)")
+    run.add_argument("-D", "--depth", type=int, default=None, help="search depth, 0-4 (default: 3 on a GPU, 2 on the CPU)")
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
     run.add_argument("--gpus", type=int, default=None, help="use at most this many GPUs")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
@@ -87,7 +87,7 @@ def _run(args) -> int:
     if args.force_cpu and args.force_gpu:
         print("error: -m (CPU) and -g (GPU) exclude each other", file=sys.stderr)
         return 2
-    if not 0 <= args.depth <= 4:
+    if args.depth is not None and not 0 <= args.depth <= 4:
         print(f"error: depth must be 0 to 4, got {args.depth}", file=sys.stderr)
         return 2
     if args.workers is not None and args.workers < 1:

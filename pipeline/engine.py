@@ -46,13 +46,16 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
     import cupy
 
     with cupy.cuda.Device(gpu):
-        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress)
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        # Blocks follow free device memory: about 60 bytes of temporaries per cell in flight.
+        block_cells = int(min(400_000_000, max(2_000_000, free // 60)))
+        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
 
 
-def _search(xp, tasks, depth, seed, deadline, states_per_task, progress):
+def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):
     start = time.perf_counter()
     problem = Problem(tasks, xp, seed)
-    search = Search(problem, states_per_task=states_per_task, progress=progress)
+    search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells)
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
     stats = search.run(depth, mono_deadline)
     res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,

@@ -32,6 +32,10 @@ log = logging.getLogger("arcbatt")
 TASK_NS = "task"
 LEASE_TTL = 60.0
 MAX_DEPTH = 4
+DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
+# Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
+# chunks of fewer tasks than this are searched on the CPU even in GPU mode.
+GPU_MIN_TASKS = 16
 
 
 @dataclass
@@ -52,7 +56,7 @@ class RunOptions:
     cache_url: str | None = None
     out_dir: str | None = None
     seed: int = 0
-    depth: int = 2
+    depth: int | None = None  # None: 3 on a GPU, 2 on the CPU
     states_per_task: int = 8000
     chunk: int | None = None
     gpus: int | None = None
@@ -111,6 +115,8 @@ class Run:
         self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
         if self.device.notice:
             print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
+        if o.depth is None:
+            o.depth = DEFAULT_DEPTH[self.device.kind]
         extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
         self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
         if o.initial:
@@ -121,7 +127,7 @@ class Run:
         self.instances = running_instances()
         self.workers = fair_workers(o.workers)
         self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else max(
-            1, usable_cpus() // max(1, self.instances))
+            1, usable_cpus() // max(1, self.instances))  # reported; small GPU chunks use the CPU
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -235,9 +241,11 @@ class Run:
             progress.inner(done, total)
 
         t0 = time.perf_counter()
+        on_gpu = self.device.kind == "gpu" and len(chunk) >= GPU_MIN_TASKS
         result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
-                            states_per_task=self.o.states_per_task, shards=self.search_shards,
-                            gpus=[g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else None,
+                            states_per_task=self.o.states_per_task,
+                            shards=max(1, usable_cpus() // max(1, self.instances)),
+                            gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             progress=on_progress)
         elapsed = time.perf_counter() - t0
         self.timer.add("search", elapsed)
