@@ -81,8 +81,20 @@ def main(argv=None) -> int:
         return 3
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a notebook or shell loop stopping us) ends the run like Ctrl-C: outputs are written."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _run(args) -> int:
     from pipeline.runner import Run, RunOptions
+
+    _stop_on_sigterm()
 
     if args.force_cpu and args.force_gpu:
         print("error: -m (CPU) and -g (GPU) exclude each other", file=sys.stderr)

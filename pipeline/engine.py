@@ -135,13 +135,22 @@ def _parallel(groups, depth, seed, deadline, states_per_task, gpus, progress):
 
     # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPool(max_workers=len(groups), context=ctx) as pool:
+    pool = ProcessPool(max_workers=len(groups), context=ctx)
+    try:
         futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task,
                                                      gpus[i] if gpus else None))
                    for i, g in enumerate(groups)]
         results = []
         for i, fut in enumerate(futures):
-            results.append(fut.result())  # a shard error propagates with its traceback
+            # With a deadline the shards stop by themselves; the margin covers their last transform.
+            wait = None if deadline is None else max(60.0, deadline - time.time() + 300.0)
+            results.append(fut.result(timeout=wait))  # a shard error propagates with its traceback
             if progress:
                 progress(i + 1, len(futures))
+        pool.close()
+    except BaseException:
+        pool.stop()  # interrupted or failed: kill the shards now rather than wait for them
+        raise
+    finally:
+        pool.join(timeout=30)
     return merge(results)

@@ -152,3 +152,22 @@ def test_bad_task_in_a_file_is_skipped_and_the_rest_run(tmp_path):
     assert "badtask" in res.stderr
     submission = json.loads((tmp_path / "o" / "submission.json").read_text())
     assert set(submission) == {t.id for t in tasks}
+
+
+def test_sigterm_mid_run_leaves_complete_outputs(tmp_path):
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "run", "-c", "80", "-D", "2", "-m",
+                             "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "o" / "report.json").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    tasks, _ = load_tasks("arc1-train", 80)
+    submission = json.loads((tmp_path / "o" / "submission.json").read_text())
+    assert validate_submission(submission, tasks) == []
