@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solvers.xp import stable_argsort
-
 MAX_SIDE = 30
 NUM_COLOURS = 10
 
@@ -84,20 +82,3 @@ def crop_boxes(xp, g, top, left, height, width, valid) -> Padded:
     src_c = xp.minimum(left[:, None, None] + cols, w - 1)
     picked = g[xp.arange(n)[:, None, None], src_r, src_c]
     return Padded(xp.where(inside, picked, g.dtype.type(0)), height, width, valid)
-
-
-def select_rows(xp, g, keep) -> Parts:
-    """Keep the rows where ``keep`` (n, h) is true, per grid; grids keeping no row are dropped."""
-    count = keep.sum(axis=1)
-    parts = []
-    for hh in sorted(int(v) for v in xp.unique(count).tolist() if v > 0):
-        idx = xp.nonzero(count == hh)[0]
-        # Stable argsort of "not kept" puts the kept rows first, in their order.
-        order = stable_argsort(xp, ~keep[idx], axis=1)[:, :hh]
-        parts.append((idx, xp.take_along_axis(g[idx], order[:, :, None], axis=1)))
-    return Parts(parts)
-
-
-def transpose_parts(parts: Parts) -> Parts:
-    """Swap rows and columns of every stack in ``parts``."""
-    return Parts([(idx, arr.transpose(0, 2, 1)) for idx, arr in parts])

@@ -9,6 +9,7 @@ A stack of one shape is the special case of constant ``h`` and ``w``.
 from __future__ import annotations
 
 from solvers.batch import MAX_SIDE, Padded
+from solvers.xp import stable_argsort
 
 
 def coords(xp, rows: int, cols: int):
@@ -53,8 +54,6 @@ def same_shape(xp, g, h, w, out) -> Padded:
 
 def keep_lines(xp, g, h, w, keep) -> Padded:
     """Keep the rows where ``keep`` (n, H) is true, in order (rows of padding are never kept)."""
-    from solvers.xp import stable_argsort
-
     R, _ = coords(xp, g.shape[1], 1)
     keep = keep & (R[:, :, 0] < h[:, None])
     order = stable_argsort(xp, ~keep, axis=1)
