@@ -265,14 +265,16 @@ class Run:
         for task in chunk:
             self.leases.release(f"lease:{keys[task.id]}")
         for rec in records.values():
-            self._record(rec)
+            self._record(rec, partial=result.truncated)
         progress.advance(len(chunk))
         self._write_outputs()
 
-    def _record(self, rec: dict) -> None:
+    def _record(self, rec: dict, partial: bool = False) -> None:
+        """Take a task's record unless it would replace something better: a solver, or (from a
+        search cut short by the budget) a complete shallower search's attempts."""
         old = self.records.get(rec["id"])
-        if old is not None and old["status"] == "solved" and rec["status"] != "solved":
-            return  # a deeper iteration that found nothing does not replace a solver
+        if old is not None and rec["status"] != "solved" and (old["status"] == "solved" or partial):
+            return
         self.records[rec["id"]] = rec
         self.submission[rec["id"]] = rec["attempts"]
 
