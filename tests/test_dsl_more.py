@@ -1,4 +1,4 @@
-"""Hand-checked answers for the primitives of ``recolour``, ``draw``, ``cells`` and ``repair``.
+"""Hand-checked answers for the primitives of ``recolour``, ``draw``, ``cells``, ``repair``, ``arrange``.
 
 Every expected grid is written out literally (worked out by hand from the docstrings), never
 computed by the code under test. ``MORE_CASES`` has the same layout as ``CASES`` in
@@ -16,7 +16,7 @@ import solvers.primitives  # noqa: F401  (registers every primitive)
 from solvers import dsl
 from solvers.registry import PRIMITIVES, transforms
 
-NEW_MODULES = ("recolour", "draw", "cells", "repair")
+NEW_MODULES = ("recolour", "draw", "cells", "repair", "arrange")
 
 
 def g(rows):
@@ -61,9 +61,6 @@ MORE_CASES = [
     case("color_by_rank", (), [[3, 3, 3, 0, 4], [0, 0, 0, 0, 4], [5, 0, 6, 6, 0]],
          [[1, 1, 1, 0, 2], [0, 0, 0, 0, 2], [3, 0, 2, 2, 0]]),
     case("color_by_rank", (), [[0, 0], [0, 0]], [[0, 0], [0, 0]], "color_by_rank-empty"),
-    case("bg_to_zero", (), [[5, 5, 1], [5, 0, 5]], [[0, 0, 1], [0, 5, 0]]),
-    case("bg_to_zero", (), [[0, 0, 1]], [[0, 0, 1]], "bg_to_zero-already-zero"),
-    case("bg_to_zero", (), [[1, 2]], [[0, 2]], "bg_to_zero-tie-lower"),
     case("mark_hollow", (),
          [[1, 1, 1, 0, 2],
           [1, 0, 1, 0, 2],
@@ -117,12 +114,21 @@ MORE_CASES = [
           [3, 4, 5, 0],
           [0, 5, 6, 0]], "fill_bbox-overlap"),
     # ---- cells ----------------------------------------------------------------------------------
-    case("cell_summary", (), [[1, 0, 2, 2], [1, 0, 2, 1], [0, 0, 0, 0], [3, 0, 0, 4]],
+    case("cell_summary", ("major",), [[1, 0, 2, 2], [1, 0, 2, 1], [0, 0, 0, 0], [3, 0, 0, 4]],
          [[1, 2], [3, 4]]),
-    case("cell_summary", (), [[3, 7, 3, 3], [7, 7, 7, 7], [3, 7, 3, 3]], [[3, 3], [3, 3]],
+    case("cell_summary", ("major",), [[3, 7, 3, 3], [7, 7, 7, 7], [3, 7, 3, 3]], [[3, 3], [3, 3]],
          "cell_summary-coloured-separators"),
-    case("cell_summary", (), [[5, 5, 0, 6], [0, 0, 0, 0], [5, 0, 0, 6]], [[5, 6], [5, 6]],
+    case("cell_summary", ("major",), [[5, 5, 0, 6], [0, 0, 0, 0], [5, 0, 0, 6]], [[5, 6], [5, 6]],
          "cell_summary-uneven-cells"),
+    case("cell_summary", ("count",),  # separators 8; the parts hold 1, 2, 0 and 3 cells of 6
+         [[6, 0, 8, 6, 6],
+          [0, 0, 8, 0, 0],
+          [8, 8, 8, 8, 8],
+          [0, 0, 8, 6, 6],
+          [0, 0, 8, 6, 0]],
+         [[1, 2], [0, 3]]),
+    case("cell_summary", ("count",), [[1, 1, 0, 2], [1, 0, 0, 2]], [[3, 2]],
+         "cell_summary-count-separator-tie"),
     # ---- repair ---------------------------------------------------------------------------------
     case("complete_period", (False,), WALLPAPER,
          [[1, 2, 3, 1, 2, 3], [4, 5, 6, 4, 5, 6], [1, 2, 3, 1, 2, 3], [4, 5, 6, 4, 5, 6]]),
@@ -136,11 +142,38 @@ MORE_CASES = [
     case("repair_symmetry", (True,),  # the noise is 0 here
          [[5, 6, 6, 5], [0, 0, 8, 7], [7, 8, 8, 7], [5, 6, 6, 5]], [[7, 8]],
          "repair_symmetry-zero-noise"),
+    # ---- arrange --------------------------------------------------------------------------------
+    case("rotations_4", (), [[1, 2], [3, 0]],
+         [[1, 2, 3, 1],
+          [3, 0, 0, 2],
+          [2, 0, 0, 3],
+          [1, 3, 2, 1]]),
+    case("fractal_by_major", (), [[1, 0], [2, 1]],
+         [[1, 0, 0, 0], [2, 1, 0, 0], [0, 0, 1, 0], [0, 0, 2, 1]]),
+    case("fractal_by_major", (), [[3, 4, 4]],  # 4 is the most frequent: its cells get the copies
+         [[0, 0, 0, 3, 4, 4, 3, 4, 4]], "fractal_by_major-1x3"),
+    case("upscale_by_colours", (), [[1, 0], [0, 2]],
+         [[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 2, 2], [0, 0, 2, 2]]),
+    case("upscale_by_colours", (), [[0, 7]], [[0, 7]], "upscale_by_colours-one-colour"),
+    case("crop_period", (), [[1, 2, 1, 2, 1], [3, 4, 3, 4, 3], [1, 2, 1, 2, 1]], [[1, 2], [3, 4]]),
+    case("crop_period", (), [[5, 6, 5, 6]], [[5, 6]], "crop_period-across-only"),
+    case("crop_period", (), [[0], [0], [0]], [[0]], "crop_period-uniform"),
+    case("colour_column", (0,), [[1, 2, 2], [3, 3, 3], [0, 0, 4]], [[3], [2], [1], [4]]),
+    case("colour_column", (1,), [[1, 2, 2], [3, 3, 3], [0, 0, 4]], [[2], [1], [4]]),
+    case("colour_column", (0,), [[0, 6, 0]], [[6]], "colour_column-one-colour"),
 ]
 
 NO_RESULT = [
-    case("cell_summary", (), [[1, 2], [3, 4]], None, "cell_summary-no-separator"),
-    case("cell_summary", (), [[5, 5], [5, 5]], None, "cell_summary-all-separators"),
+    case("cell_summary", ("major",), [[1, 2], [3, 4]], None, "cell_summary-no-separator"),
+    case("cell_summary", ("count",), [[5, 5], [5, 5]], None, "cell_summary-all-separators"),
+    case("rotations_4", (), [[1, 2, 3], [4, 5, 6]], None, "rotations_4-not-square"),
+    case("rotations_4", (), [[1] * 16] * 16, None, "rotations_4-past-30"),
+    case("upscale_by_colours", (), [[0, 0], [0, 0]], None, "upscale_by_colours-no-colour"),
+    case("fractal_by_major", (), [[1] * 6], None, "fractal_by_major-too-big"),
+    case("upscale_by_colours", (), [[1, 2, 3] * 4], None, "upscale_by_colours-past-30"),
+    case("crop_period", (), [[1, 2, 3], [4, 5, 6]], None, "crop_period-no-repeat"),
+    case("colour_column", (1,), [[0, 6, 0]], None, "colour_column-nothing-left"),
+    case("colour_column", (0,), [[0, 0]], None, "colour_column-empty"),
     case("complete_period", (False,), [[1, 2, 1, 2]], None, "complete_period-no-hole"),
     case("complete_period", (True,), [[1, 0, 0, 0]], None, "complete_period-too-sparse"),
     case("complete_period", (False,), [[1, 2, 0, 0, 0, 0, 3, 4]], None,
@@ -193,7 +226,7 @@ def test_new_primitives_are_enumerated_after_the_original_ones():
 # --------------------------------------------------------------------------------------------------
 
 def test_mark_is_the_next_colour():
-    from solvers.primitives.draw import mark
+    from solvers.primitives.recolour import mark
 
     assert mark(np, g(list(range(10)))).tolist() == [0, 2, 3, 4, 5, 6, 7, 8, 9, 1]
 
@@ -214,7 +247,7 @@ def test_cell_summary_mixed_batch_shapes():
                [[1, 0, 2], [1, 0, 2], [1, 0, 2]]])    # 1 x 2 cells
     from solvers.batch import as_parts
 
-    result = as_parts(np, PRIMITIVES["cell_summary"].fn(np, stack), 3)
+    result = as_parts(np, PRIMITIVES["cell_summary"].fn(np, stack, "major"), 3)
     parts = {tuple(idx.tolist()): out.tolist() for idx, out in result}
     assert parts == {(0,): [[[1, 2], [3, 4]]], (2,): [[[1, 2]]]}
 

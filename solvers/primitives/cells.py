@@ -11,8 +11,13 @@ def separator_colour(xp, g):
     Returns ``(colour (n,) uint8, has (n,) bool)``; ``has`` is false where no row or column is of a
     single colour.
     """
-    lines = xp.stack([(g == c).all(axis=2).sum(axis=1) + (g == c).all(axis=1).sum(axis=1)
-                      for c in range(10)], axis=1)
+    n, h, w = g.shape
+    full_row = (g == g[:, :, :1]).all(axis=2)          # (n, h): the row is one colour
+    full_col = (g == g[:, :1, :]).all(axis=1)          # (n, w)
+    grid = xp.arange(n, dtype=xp.int64)[:, None] * 10
+    keys = xp.concatenate([(grid + g[:, :, 0].astype(xp.int64))[full_row],
+                           (grid + g[:, 0, :].astype(xp.int64))[full_col]])
+    lines = xp.bincount(keys, minlength=n * 10).reshape(n, 10)
     return lines.argmax(axis=1).astype(g.dtype), lines.max(axis=1) > 0
 
 
@@ -33,13 +38,15 @@ def split_cells(xp, g):
     return rid, cid, xp.where(has, R, 0), xp.where(has, C, 0), s
 
 
-@primitive()
-def cell_summary(xp, g):
-    """Shrink a grid divided by separator lines to one cell per part: its most frequent colour.
+@primitive((("major",), ("count",)))
+def cell_summary(xp, g, mode):
+    """Shrink a grid divided by separator lines to one cell per part.
 
     The separators are the full rows and columns of the colour that has the most of them; each
-    part (a block between separators) becomes one cell holding its most frequent colour other than
-    the separator colour (ties: the lower colour). Grids with fewer than two parts give no result.
+    part (a block between separators) becomes one cell: with ``major`` its most frequent colour
+    other than the separator colour (ties: the lower colour); with ``count`` the number of its
+    cells that are neither 0 nor of the separator colour (capped at 9). Grids with fewer than two
+    parts give no result.
     """
     rid, cid, R, C, s = split_cells(xp, g)
     ok = xp.nonzero(R * C >= 2)[0]
@@ -53,7 +60,12 @@ def cell_summary(xp, g):
     key = ((xp.arange(m)[:, None, None] * (Rm * Cm) + cell) * 10 + g.astype(xp.int64))[inside]
     hist = xp.bincount(key, minlength=m * Rm * Cm * 10).reshape(m, Rm * Cm, 10)
     hist[xp.arange(m), :, s.astype(xp.int64)] = -1
-    summary = hist.argmax(axis=2).astype(g.dtype).reshape(m, Rm, Cm)
+    if mode == "major":
+        summary = hist.argmax(axis=2)
+    else:
+        hist[:, :, 0] = 0
+        summary = xp.minimum(xp.maximum(hist, 0).sum(axis=2), 9)
+    summary = summary.astype(g.dtype).reshape(m, Rm, Cm)
     shape = R * 64 + C
     parts = []
     for k in sorted(int(v) for v in xp.unique(shape).tolist()):

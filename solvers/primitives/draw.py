@@ -7,13 +7,9 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
+from solvers.primitives.objects import label_objects
+from solvers.primitives.recolour import mark, shifted
 from solvers.registry import primitive
-
-
-def mark(xp, colours):
-    """The marking colour of each colour: ``c % 9 + 1`` (0 stays 0)."""
-    c = colours.astype(xp.int16)
-    return xp.where(c > 0, c % 9 + 1, 0).astype(xp.uint8)
 
 
 def _nearest_before(xp, g, axis):
@@ -60,13 +56,6 @@ def connect(xp, g, axis, marked):
 _NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
-def _shifted(xp, g, dy, dx):
-    """``out[i, j] = g[i + dy, j + dx]`` (0 outside the grid)."""
-    n, h, w = g.shape
-    p = xp.pad(g, ((0, 0), (1, 1), (1, 1)))
-    return p[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
-
-
 @primitive(((4,), (8,)), pad="inplace")
 def halo(xp, g, conn):
     """Surround shapes: background cells next to a non-zero cell (4 or 8 neighbours) get its mark.
@@ -75,9 +64,9 @@ def halo(xp, g, conn):
     diagonals decides.
     """
     out = xp.zeros_like(g)
+    padded = xp.pad(g, ((0, 0), (1, 1), (1, 1)))
     for dy, dx in _NEIGHBOURS[:conn]:
-        nb = _shifted(xp, g, dy, dx)
-        out = xp.where(out == 0, nb, out)
+        out = xp.where(out == 0, shifted(xp, g, dy, dx, padded), out)
     return xp.where((g == 0) & (out != 0), mark(xp, out), g)
 
 
@@ -103,10 +92,8 @@ def fill_bbox(xp, g):
     Objects are 8-connected and of one colour; where boxes of different colours overlap, the lower
     colour wins.
     """
-    from solvers.primitives.objects import label_objects
-
     n, h, w = g.shape
-    labels, owner, _, _ = label_objects(xp, g, 8, True)
+    labels, owner, sizes, _ = label_objects(xp, g, 8, True)
     total = owner.shape[0] - 1
     out = g.copy()
     if total == 0:
@@ -117,20 +104,33 @@ def fill_bbox(xp, g):
     colour[lab] = g[gi, r, c]
     top, bottom = _first_last(xp, lab, r, total)
     left, right = _first_last(xp, lab, c, total)
-    # Coverage count of the boxes of one colour by a 2-D difference array over (n, h + 1, w + 1).
-    W1, size = w + 1, n * (h + 1) * (w + 1)
-    base = owner * (h + 1) * W1
-    corners = (base + top * W1 + left, base + (bottom + 1) * W1 + right + 1,
-               base + top * W1 + right + 1, base + (bottom + 1) * W1 + left)
-    free = g == 0
-    ids = xp.arange(1, total + 1)
-    for col in sorted(int(v) for v in xp.unique(colour[1:]).tolist()):
-        sel = ids[colour[1:] == col]
+    # Only objects that leave some of their box empty paint anything.
+    holed = (bottom - top + 1) * (right - left + 1) > sizes
+    holed[0] = False
+    ids = xp.nonzero(holed)[0]
+    if ids.shape[0] == 0:
+        return out
+    # Coverage count of the boxes of one colour by a 2-D difference array over (m, h + 1, w + 1),
+    # for the m grids that have such objects.
+    grids = xp.unique(owner[ids])
+    slot = xp.zeros(n, dtype=xp.int64)
+    slot[grids] = xp.arange(grids.shape[0])
+    m = int(grids.shape[0])
+    W1, size = w + 1, m * (h + 1) * (w + 1)
+    base = slot[owner[ids]] * (h + 1) * W1
+    t, b, lft, rgt = top[ids], bottom[ids] + 1, left[ids], right[ids] + 1
+    corners = (base + t * W1 + lft, base + b * W1 + rgt, base + t * W1 + rgt, base + b * W1 + lft)
+    sub = out[grids]
+    free = sub == 0
+    cols = colour[ids]
+    for col in sorted(int(v) for v in xp.unique(cols).tolist()):
+        sel = cols == col
         plus = xp.concatenate([corners[0][sel], corners[1][sel]])
         minus = xp.concatenate([corners[2][sel], corners[3][sel]])
         diff = xp.bincount(plus, minlength=size) - xp.bincount(minus, minlength=size)
-        cover = diff.reshape(n, h + 1, W1).cumsum(axis=1).cumsum(axis=2)[:, :h, :w] > 0
+        cover = diff.reshape(m, h + 1, W1).cumsum(axis=1).cumsum(axis=2)[:, :h, :w] > 0
         paint = cover & free
-        out = xp.where(paint, mark(xp, xp.asarray(col)).astype(g.dtype), out)
+        sub = xp.where(paint, mark(xp, xp.asarray(col)).astype(g.dtype), sub)
         free = free & ~paint
+    out[grids] = sub
     return out

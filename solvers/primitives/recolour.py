@@ -1,4 +1,4 @@
-"""Recolouring by object properties and background normalisation.
+"""Recolouring by object properties.
 
 These primitives write a *code* into each object (its size, its size rank, ...) instead of a final
 colour: the search learns a colour table from the train pairs as its last step, which turns the
@@ -7,9 +7,29 @@ every colour assignment that is a function of the property.
 """
 from __future__ import annotations
 
-from solvers.batch import colour_counts
+import numpy as np
+
 from solvers.primitives.objects import label_objects
 from solvers.registry import primitive
+from solvers.xp import ndimage
+
+
+def mark(xp, colours):
+    """The marking colour of each colour: ``c % 9 + 1`` (0 stays 0).
+
+    Cells that a primitive adds or singles out get the mark of their source colour, so that the
+    learned final colour table can rename them (see :mod:`solvers.primitives.draw`).
+    """
+    c = colours.astype(xp.int16)
+    return xp.where(c > 0, c % 9 + 1, 0).astype(xp.uint8)
+
+
+def shifted(xp, g, dy, dx, padded=None):
+    """``out[i, j] = g[i + dy, j + dx]`` (0 outside the grid), for ``|dy|, |dx| <= 1``;
+    ``padded`` may pass ``g`` already padded by one cell all round."""
+    n, h, w = g.shape
+    p = xp.pad(g, ((0, 0), (1, 1), (1, 1))) if padded is None else padded
+    return p[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
 
 
 def _code(xp, values):
@@ -51,19 +71,8 @@ def color_by_rank(xp, g):
     return xp.where(labels > 0, _code(xp, ranks)[labels], g.dtype.type(0))
 
 
-@primitive()
-def bg_to_zero(xp, g):
-    """Make the most frequent colour the background: swap it with 0 (ties: the lower colour)."""
-    major = colour_counts(xp, g).argmax(axis=1).astype(g.dtype)[:, None, None]
-    zero = g.dtype.type(0)
-    return xp.where(g == major, zero, xp.where(g == zero, major, g))
-
-
 def enclosed_background(xp, g):
     """Background cells that cannot reach the border through background (4-connected)."""
-    import numpy as np
-    from solvers.xp import ndimage
-
     structure = np.zeros((3, 3, 3), dtype=bool)
     structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
     # A background frame around every grid joins all border-touching regions into one.
@@ -79,12 +88,10 @@ def mark_hollow(xp, g):
     Objects are 8-connected and of one colour; an object encloses background when it touches
     (4 neighbours) a background cell cut off from the border. Other objects keep their colour.
     """
-    from solvers.primitives.draw import _shifted, mark
-
     labels, _, _, _ = label_objects(xp, g, 8, True)
     hole = enclosed_background(xp, g)
     touch = xp.zeros(int(labels.max()) + 1 if labels.size else 1, dtype=bool)
     for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-        touch[_shifted(xp, labels, dy, dx)[hole]] = True
+        touch[shifted(xp, labels, dy, dx)[hole]] = True
     touch[0] = False
     return xp.where(touch[labels], mark(xp, g), g)

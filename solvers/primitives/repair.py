@@ -7,19 +7,18 @@ from solvers.registry import primitive
 MAX_PERIOD = 10
 
 
-def _agree(xp, g, dy, dx):
-    """Per grid: every pair of non-zero cells ``(i, j)`` and ``(i + dy, j + dx)`` has one colour."""
+def _agreements(xp, g, dy, dxs):
+    """Per grid and per shift ``dx`` in ``dxs``: every pair of non-zero cells ``(i, j)`` and
+    ``(i + dy, j + dx)`` has one colour. Shifts that leave the grid (``dy >= h``, ``|dx| >= w``)
+    never agree. Returns (n, len(dxs)) bool, from one comparison of stacked shifted copies."""
     n, h, w = g.shape
-    if dy >= h or abs(dx) >= w:
-        return xp.zeros(n, dtype=bool)
-    a = g[:, dy:, max(dx, 0):w + min(dx, 0)]
-    b = g[:, :h - dy, max(-dx, 0):w - max(dx, 0)]
-    return ~((a != b) & (a != 0) & (b != 0)).any(axis=(1, 2))
-
-
-def _first_true(xp, table, fallback):
-    """Index (+1) of the first true column of each row of ``table``; ``fallback`` where none."""
-    return xp.where(table.any(axis=1), table.argmax(axis=1) + 1, fallback)
+    P = max(abs(d) for d in dxs)
+    padded = xp.pad(g, ((0, 0), (0, max(dy, 0)), (P, P)))
+    shifted = xp.stack([padded[:, dy:dy + h, P + dx:P + dx + w] for dx in dxs], axis=1)
+    a = g[:, None]
+    ok = ~((a != shifted) & (a != 0) & (shifted != 0)).any(axis=(2, 3))
+    inside = xp.asarray([dy < h and abs(dx) < w for dx in dxs])
+    return ok & inside[None, :]
 
 
 @primitive(((False,), (True,)))
@@ -36,50 +35,42 @@ def complete_period(xp, g, crop):
     bounding box of the 0 cells).
     """
     n, h, w = g.shape
-    counts = colour_counts(xp, g)
-    zeros = counts[:, 0]
-    cand = (zeros > 0) & (2 * zeros <= h * w) & ((counts[:, 1:] > 0).sum(axis=1) >= 2)
-    idx = xp.nonzero(cand)[0]
+    zeros = (g == 0).sum(axis=(1, 2))
+    idx = xp.nonzero((zeros > 0) & (2 * zeros <= h * w))[0]
+    if idx.shape[0] == 0:
+        return Parts([])
+    counts = colour_counts(xp, g[idx])
+    idx = idx[(counts[:, 1:] > 0).sum(axis=1) >= 2]
     if idx.shape[0] == 0:
         return Parts([])
     g = g[idx]
     m = idx.shape[0]
     P = MAX_PERIOD
-    horiz = xp.stack([_agree(xp, g, 0, dx) for dx in range(1, P + 1)], axis=1)
-    vert = xp.stack([_agree(xp, g, dy, 0) for dy in range(1, P + 1)], axis=1)
+    horiz = _agreements(xp, g, 0, range(1, P + 1))
+    vert = _agreements(xp, g.transpose(0, 2, 1), 0, range(1, P + 1))
     periodic = xp.nonzero(horiz.any(axis=1) | vert.any(axis=1))[0]
     if periodic.shape[0] == 0:
         return Parts([])
     idx, g, horiz = idx[periodic], g[periodic], horiz[periodic]
     m = idx.shape[0]
-    px = xp.minimum(_first_true(xp, horiz, w), w)
+    px = xp.where(horiz.any(axis=1), horiz.argmax(axis=1) + 1, w)
     # Step down: smallest dy with a sideways shift s in [0, px) such that (dy, s) and (dy, s - px)
-    # are both agreed translations (the second only matters when the rows repeat).
-    D = min(P, h - 1)
+    # are both agreed translations (the second only when the rows repeat, px <= P; s = 0 needs
+    # only the first).
+    shifts = xp.arange(P + 1)[None, :]
     py = xp.full(m, h, dtype=xp.int64)
     shift = xp.zeros(m, dtype=xp.int64)
     found = xp.zeros(m, dtype=bool)
-    agree = {}
-    for dy in range(1, D + 1):
-        for s in range(0, min(P, w - 1) + 1):
-            if (dy, s) not in agree:
-                agree[(dy, s)] = _agree(xp, g, dy, s)
-            if s == 0:
-                back = xp.ones(m, dtype=bool)
-            else:
-                # Rows without a period admit no sideways shift; otherwise (dy, s - px) must agree
-                # too (px differs per grid: look it up among the shifts for each possible px).
-                back = xp.zeros(m, dtype=bool)
-                for p in range(s + 1, P + 1):
-                    if p - s >= w:
-                        continue
-                    if (dy, s - p) not in agree:
-                        agree[(dy, s - p)] = _agree(xp, g, dy, s - p)
-                    back |= (px == p) & agree[(dy, s - p)]
-            take = agree[(dy, s)] & back & (s < px) & ~found
-            py = xp.where(take, dy, py)
-            shift = xp.where(take, s, shift)
-            found |= take
+    for dy in range(1, min(P, h - 1) + 1):
+        agree = _agreements(xp, g, dy, range(-P, P + 1))           # column P + dx: shift dx
+        fwd = agree[:, P:]                                         # s = 0 .. P
+        back_at = xp.clip(P + shifts - px[:, None], 0, 2 * P)
+        back = xp.take_along_axis(agree, back_at, axis=1) & (px[:, None] <= P)
+        ok = fwd & ((shifts == 0) | back) & (shifts < px[:, None]) & ~found[:, None]
+        take = ok.any(axis=1)
+        py = xp.where(take, dy, py)
+        shift = xp.where(take, ok.argmax(axis=1), shift)
+        found |= take
     # Lattice classes: row i lies in band i // py; shift columns back by s per band.
     rows = xp.arange(h)[None, :, None]
     cols = xp.arange(w)[None, None, :]
@@ -136,7 +127,8 @@ def repair_symmetry(xp, g, crop):
 
     The noise is a colour whose cells, read from their left-right, top-bottom and point mirror
     images, leave every other cell equal to its mirrors and every noise cell known; the mirror
-    axes lie at the centre or one cell past it (a picture cut short by two lines). The candidates
+    axes lie at the centre or, in grids of 8 or more cells a side, one cell past it (a picture
+    cut short by two lines). The candidates
     are the two colours of the first cell (in reading order) that differs from its left-right
     mirror (or, if none does, its top-bottom mirror); the one with fewer cells wins, then the
     centred axes. The noise cells take their mirrors' colours. With ``crop`` the result is only
@@ -148,7 +140,7 @@ def repair_symmetry(xp, g, crop):
     best_count = xp.full(n, h * w + 1, dtype=xp.int64)
     best_mask = xp.zeros(g.shape, dtype=bool)
     flat = g.reshape(n, h * w)
-    for offset in (0, 2):
+    for offset in (0, 2) if min(h, w) >= 8 else (0,):
         views = []
         for r, rv, c, cv in _mirrors(xp, h, w, offset):
             views.append((g[:, r[:, None], c[None, :]], (rv[:, None] & cv[None, :])[None]))

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GPU measurements in one command on a lent GPU machine (see benchmarks/RESULTS.md).
+# Usage (on the device, from the repo root): bash benchmarks/device_run.sh STEP... ; figures go to $OUT.
+#   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh)
+#   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
+#   d3       depth 3 on all arc1-train on one GPU
+#   d3x2     depth 3 on 1 and 2 GPUs, same run (needs 2 GPUs)
+#   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
+set -uo pipefail
+out="${OUT:-/tmp/out}"
+mkdir -p "$out"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+fi
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpus.txt"
+for step in "$@"; do
+  echo "=== $step $(date -u +%H:%M:%S)"
+  case "$step" in
+    tests) timeout 300 python3 -m pytest tests/test_gpu.py -q 2>&1 | tail -3 ;;
+    d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
+    d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
+    d3c100) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 100 --modes gpu1 --json "$out/d3c100.json" 2>&1 | tail -4 ;;
+    d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu2,gpu1 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
+    cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
+         timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
+  esac
+done
