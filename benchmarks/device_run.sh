@@ -5,6 +5,7 @@
 #   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
 #   d3       depth 3 on all arc1-train on one GPU
 #   d3x2     depth 3 on 1 and 2 GPUs, same run (needs 2 GPUs)
+#   d3full2  depth 3 on all arc1-train on 2 GPUs;  d3c200x2: first 200 tasks on 1 and 2 GPUs
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -23,6 +24,8 @@ for step in "$@"; do
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
     d3c100) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 100 --modes gpu1 --json "$out/d3c100.json" 2>&1 | tail -4 ;;
     d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu2,gpu1 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
+    d3full2) timeout 330 python3 benchmarks/bench_search.py --depth 3 --modes gpu2 --json "$out/d3full2.json" 2>&1 | tail -4 ;;
+    d3c200x2) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 200 --modes gpu1,gpu2 --json "$out/d3c200x2.json" 2>&1 | tail -6 ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac
