@@ -335,6 +335,11 @@ CASES = [
 ]
 
 
+from test_dsl_more import MORE_CASES  # noqa: E402  (hand-made cases of the later primitive modules)
+
+CASES += MORE_CASES
+
+
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
 def test_hand_made_case(name, args, inp, expected):
     fn = getattr(dsl, name)
