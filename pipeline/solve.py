@@ -89,7 +89,7 @@ class SolverPipeline:
                 try:
                     results[k] = ValidationResult.from_dict(v)
                 except ValueError:
-                    pass
+                    pass  # a malformed cached result: the solver is simply validated again
             jobs, job_keys = [], []
             grids_of: dict = {}
             for (task, _, src, _, _), k in zip(todo, keys):
