@@ -45,7 +45,7 @@ def cummax(xp, a, axis: int):
     a = xp.moveaxis(a, axis, -1).copy()
     n, k = a.shape[-1], 1
     while k < n:
-        a[..., k:] = xp.maximum(a[..., k:], a[..., :-k].copy())
+        a[..., k:] = xp.maximum(a[..., k:], a[..., :-k])  # the ufunc writes a new array first
         k *= 2
     return xp.moveaxis(a, -1, axis)
 

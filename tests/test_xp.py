@@ -1,0 +1,27 @@
+"""The array-library helpers agree with NumPy's own functions (which CuPy lacks)."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from solvers.xp import cummax, repeat_index, stable_argsort
+
+
+@settings(max_examples=150, deadline=None)
+@given(hnp.arrays(np.int64, hnp.array_shapes(min_dims=3, max_dims=3, max_side=31), elements=st.integers(-9, 99)),
+       st.sampled_from([0, 1, 2]))
+def test_cummax_matches_maximum_accumulate(a, axis):
+    assert np.array_equal(cummax(np, a, axis), np.maximum.accumulate(a, axis=axis))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=20))
+def test_repeat_index_matches_repeat(counts):
+    expected = np.repeat(np.arange(len(counts)), counts)
+    assert np.array_equal(repeat_index(np, np.array(counts, dtype=np.int64)), expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(np.int8, hnp.array_shapes(min_dims=2, max_dims=2, max_side=20), elements=st.integers(0, 2)))
+def test_stable_argsort_keeps_ties_in_order(a):
+    assert np.array_equal(stable_argsort(np, a, axis=1), np.argsort(a, axis=1, kind="mergesort"))
