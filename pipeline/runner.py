@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
 from pipeline.devices import select_device

@@ -406,7 +406,7 @@ class Search:
     def _update_boards(self, block, parts, new_idx, new_gid, task_h, rank, solved, n_exact, score,
                        mapping, cm_ok, test_key):
         """Insert the best new states of each task into its leaderboard (top few, distinct outputs)."""
-        xp, p = self.xp, self.p
+        xp = self.xp
         rank_h = to_host(rank)[new_idx]
         tasks = task_h[new_idx]
         better = rank_h > self.threshold[tasks]

@@ -6,7 +6,6 @@ run disagrees with the batched evaluation is dropped and counted.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 
