@@ -133,15 +133,19 @@ class Search:
 
     def _expand_level(self, frontier, level, last, deadline):
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
-        builder = _BlockBuilder(self.xp, self.block_cells)
         if not self.expand_solved:
             frontier = [b for b in (self._drop_solved(b) for b in frontier) if b is not None]
         total = len(self.transforms) * len(frontier)
         done = 0
-        # Transform-major order makes the order in which a task's states are met independent of
-        # how tasks are split into blocks or shards: the same inputs give the same programs.
-        for ti, tr in enumerate(self.transforms):
-            for block in frontier:
+        next_frontier: list = []
+        # Every block holds whole tasks, so block by block, transform by transform, meets each
+        # task's states in the same order however tasks are split into blocks or shards (the
+        # same inputs give the same programs), and a block's cached layouts are freed as soon as
+        # it is done (memory: the frontier plus one block's working set).
+        for bi in range(len(frontier)):
+            block, frontier[bi] = frontier[bi], None
+            builder = _BlockBuilder(self.xp, self.block_cells)
+            for ti, tr in enumerate(self.transforms):
                 if deadline is not None and time.monotonic() > deadline:
                     self.stats.truncated = True
                     return []
@@ -150,7 +154,9 @@ class Search:
                 done += 1
                 if self.progress:
                     self.progress(level, done, total)
-        return builder.finish()
+            del block
+            next_frontier += builder.finish()
+        return next_frontier
 
     def _run_transform(self, block, ti, tr, level, last, kept_per_task) -> list:
         """Apply transform ``ti`` to a block and absorb the result; on device out-of-memory the
@@ -507,25 +513,22 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 
 
 class _BlockBuilder:
-    """Merges the small blocks of new states into blocks of about ``block_cells`` cells, by shape."""
+    """Collects the new states made from one block and cuts them into blocks of whole tasks of
+    about ``block_cells`` cells each (a task larger than that gets a block of its own)."""
 
     def __init__(self, xp, block_cells: int):
         self.xp = xp
         self.block_cells = block_cells
-        self.done: list[Block] = []
         self.pending: list[Block] = []
-        self.cells = 0
 
     def add(self, block: Block) -> None:
-        """Queue a block; flushes a merged block once enough cells are pending."""
+        """Queue the new states of one transform."""
         self.pending.append(block)
-        self.cells += int(block.items.cells.shape[0])
-        if self.cells >= self.block_cells:
-            self._flush()
 
-    def _flush(self):
+    def finish(self) -> list[Block]:
+        """The queued states as blocks of whole tasks, each sorted by shape."""
         if not self.pending:
-            return
+            return []
         xp = self.xp
         offset, parts = 0, []
         for b in self.pending:
@@ -533,12 +536,23 @@ class _BlockBuilder:
             parts.append(Items(xp, items.cells, items.state + offset, items.sample, items.h, items.w,
                                items.start))
             offset += b.num_states
-        merged = sort_by_shape(concat_items(xp, parts))
-        self.done.append(Block(merged, xp.concatenate([b.task for b in self.pending]),
-                               xp.concatenate([b.gid for b in self.pending])))
-        self.pending, self.cells = [], 0
-
-    def finish(self) -> list[Block]:
-        """All blocks built."""
-        self._flush()
-        return self.done
+        merged = Block(sort_by_shape(concat_items(xp, parts)), xp.concatenate([b.task for b in self.pending]),
+                       xp.concatenate([b.gid for b in self.pending]))
+        self.pending = []
+        items = merged.items
+        if int(items.cells.shape[0]) <= self.block_cells:
+            return [merged]
+        # Cells per task, then consecutive runs of tasks that fit a block.
+        task_of_item = to_host(merged.task[items.state])
+        cells = np.bincount(task_of_item, weights=to_host(items.h * items.w))
+        tasks = np.nonzero(cells)[0]
+        groups, current, size = [], [], 0.0
+        for t in tasks.tolist():
+            if current and size + cells[t] > self.block_cells:
+                groups.append(current)
+                current, size = [], 0.0
+            current.append(t)
+            size += cells[t]
+        groups.append(current)
+        task_h = to_host(merged.task)
+        return [_subset(xp, merged, xp.asarray(np.isin(task_h, g))) for g in groups]

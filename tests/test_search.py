@@ -159,3 +159,11 @@ def test_out_of_memory_halves_the_block_and_keeps_results(real_tasks, monkeypatc
     search = _solve(tasks, 2)
     assert calls["failed"] > 0 and search.stats.oom_splits > 0
     assert _boards(search) == expected
+
+
+def test_many_small_blocks_give_identical_results(real_tasks):
+    tasks = real_tasks[:8]
+    expected = _boards(_solve(tasks, 2))
+    search = Search(Problem(tasks, np), block_cells=3000)  # most tasks get blocks of their own
+    search.run(2)
+    assert _boards(search) == expected
