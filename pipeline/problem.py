@@ -81,21 +81,41 @@ class Items:
         return self._padded
 
     def take(self, order, grouped: bool = False) -> "Items":
-        """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups."""
+        """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups.
+
+        The per-cell index arrays of the gather (24 bytes per cell) are built a chunk of grids at
+        a time, so copying a frontier of hundreds of millions of cells needs little extra memory.
+        """
         xp = self.xp
         h, w = self.h[order], self.w[order]
         sizes = h * w
         start = xp.cumsum(sizes) - sizes
+        src = self.start[order]
         total = int(sizes.sum()) if sizes.shape[0] else 0
-        owner = repeat_index(xp, sizes, total)
-        idx = self.start[order][owner] + xp.arange(total, dtype=xp.int64) - start[owner]
-        out = Items(xp, self.cells[idx], self.state[order], self.sample[order], h, w, start)
+        cells = xp.empty(total, dtype=xp.uint8)
+        limit = TAKE_CHUNK_CELLS["cpu" if xp is np else "gpu"]
+        bounds = [0, int(order.shape[0])]
+        if total > limit:
+            ends = to_host(xp.cumsum(sizes))
+            bounds = sorted(set(np.searchsorted(ends, np.arange(limit, total, limit), side="left").tolist())
+                            | {0, int(order.shape[0])})
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b <= a:
+                continue
+            lo = int(start[a])
+            n = int(start[b - 1] + sizes[b - 1]) - lo
+            owner = repeat_index(xp, sizes[a:b], n)
+            idx = src[a:b][owner] + xp.arange(n, dtype=xp.int64) - (start[a:b] - lo)[owner]
+            cells[lo:lo + n] = self.cells[idx]
+        out = Items(xp, cells, self.state[order], self.sample[order], h, w, start)
         if grouped:
             out.groups = shape_runs(to_host(h), to_host(w))
         return out
 
 
 BUCKET_SIDES = (5, 10, 15, 20, 30)
+# Cells gathered per step in Items.take: bounds its index temporaries (24 bytes per cell).
+TAKE_CHUNK_CELLS = {"cpu": 8_000_000, "gpu": 100_000_000}
 
 
 class PaddedLayout:
