@@ -218,7 +218,6 @@ class Problem:
         num = len(self.tasks)
         n_train = np.array([len(t.train_inputs) for t in self.tasks], dtype=np.int64)
         n_test = np.array([len(t.test_inputs) for t in self.tasks], dtype=np.int64)
-        self.n_train_host = n_train
         self.max_train = int(n_train.max()) if num else 1
         self.max_samples = int((n_train + n_test).max()) if num else 1
         shapes = np.zeros((num, self.max_train, 2), dtype=np.int64)

@@ -73,7 +73,3 @@ class SolverStore:
         if self.cache is not None:
             self.cache.set(STORE_NS, task_key, [s.to_dict() for s in merged])
         return merged
-
-    def clear_local(self) -> None:
-        """Forget the in-memory copies (the cache keeps its entries)."""
-        self._local.clear()

@@ -249,6 +249,24 @@ def test_primitive_rejects_unknown_pad():
         primitive(pad="sideways")
 
 
+def check_padded_result(t, single, grids, res, crop: bool):
+    """Each grid's part of a :class:`Padded` result equals its result alone (none: not valid),
+    with zeros outside it; a ``crop`` also lies inside its input grid."""
+    for i, grid in enumerate(grids):
+        try:
+            alone = single(grid, *t.args)
+        except ValueError:
+            assert not bool(res.valid[i]), f"{t}: grid {i} has a result only when padded"
+            continue
+        assert bool(res.valid[i]), f"{t}: grid {i} lost its result when padded"
+        h, w = int(res.h[i]), int(res.w[i])
+        if crop:
+            assert 1 <= h <= grid.shape[0] and 1 <= w <= grid.shape[1], str(t)
+        np.testing.assert_array_equal(res.arr[i, :h, :w], alone, err_msg=f"{t} grid {i}")
+        assert not res.arr[i, h:, :].any() and not res.arr[i, :, w:].any(), (
+            f"{t}: non-zero cells outside the result of grid {i}")
+
+
 @pytest.mark.parametrize("t", PAD_TRANSFORMS, ids=str)
 def test_padding_indifferent_primitives(t):
     single = getattr(dsl, t.name)
@@ -266,18 +284,7 @@ def test_padding_indifferent_primitives(t):
         else:
             assert isinstance(res, Padded), str(t)
             assert res.arr.dtype == np.uint8 and res.arr.shape[0] == len(grids)
-            for i, grid in enumerate(grids):
-                try:
-                    alone = single(grid, *t.args)
-                except ValueError:
-                    assert not bool(res.valid[i]), f"{t}: grid {i} has a result only when padded"
-                    continue
-                assert bool(res.valid[i]), f"{t}: grid {i} lost its result when padded"
-                h, w = int(res.h[i]), int(res.w[i])
-                assert 1 <= h <= grid.shape[0] and 1 <= w <= grid.shape[1], str(t)
-                np.testing.assert_array_equal(res.arr[i, :h, :w], alone, err_msg=f"{t} grid {i}")
-                assert not res.arr[i, h:, :].any() and not res.arr[i, :, w:].any(), (
-                    f"{t}: non-zero cells outside the crop of grid {i}")
+            check_padded_result(t, single, grids, res, crop=True)
 
 
 def test_as_parts_of_padded_groups_by_shape():
@@ -330,17 +337,7 @@ def test_padded_layout_primitives_on_mixed_shapes(t):
         res = t.padded(np, arr, h, w)
         np.testing.assert_array_equal(arr, before)
         assert isinstance(res, Padded) and res.arr.dtype == np.uint8, str(t)
-        for i, grid in enumerate(grids):
-            try:
-                alone = single(grid, *t.args)
-            except ValueError:
-                assert not bool(res.valid[i]), f"{t}: grid {i} has a result only when padded"
-                continue
-            assert bool(res.valid[i]), f"{t}: grid {i} lost its result when padded"
-            oh, ow = int(res.h[i]), int(res.w[i])
-            np.testing.assert_array_equal(res.arr[i, :oh, :ow], alone, err_msg=f"{t} grid {i}")
-            assert not res.arr[i, oh:, :].any() and not res.arr[i, :, ow:].any(), (
-                f"{t}: non-zero cells outside the result of grid {i}")
+        check_padded_result(t, single, grids, res, crop=False)
 
 
 def test_primitives_use_only_calls_cupy_has():
