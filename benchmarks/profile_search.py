@@ -26,13 +26,23 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
+                        help="also run the last repeat under cProfile and print its top N functions "
+                             "by own time (host-side cost: Python, launches, waits on the device)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the search this many times in one process (the GPU compiles its "
                              "kernels on first use: later runs show the warm speed)")
     args = parser.parse_args()
     for i in range(args.repeat):
         print(f"--- run {i + 1} of {args.repeat}")
-        profile_once(args)
+        if args.cprofile and i == args.repeat - 1:
+            import cProfile
+            import pstats
+            profiler = cProfile.Profile()
+            profiler.runcall(profile_once, args)
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
+        else:
+            profile_once(args)
 
 
 def profile_once(args) -> None:
