@@ -41,6 +41,15 @@ def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -
     return Padded(xp.where(inside, vals, g.dtype.type(0)), out_h, out_w, ok)
 
 
+def map_coords(xp, g, out_h, out_w, rows: int, cols: int, src, valid=None) -> Padded:
+    """:func:`remap` with the source given as ``src(R, C) -> (src_r, src_c)`` over the output's
+    row and column index grids (``rows``/``cols`` are clipped to 1..30)."""
+    rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
+    R, C = coords(xp, rows, cols)
+    src_r, src_c = src(R, C)
+    return remap(xp, g, out_h, out_w, rows, cols, src_r, src_c, valid)
+
+
 def real_mask(xp, g, h, w):
     """True on each grid's own cells, False on its padding."""
     R, C = coords(xp, g.shape[1], g.shape[2])

@@ -246,8 +246,9 @@ def test_cell_summary_mixed_batch_shapes():
                [[1, 1, 0], [2, 2, 0], [3, 3, 0]],     # a single cell: no result
                [[1, 0, 2], [1, 0, 2], [1, 0, 2]]])    # 1 x 2 cells
     from solvers.batch import as_parts
+    from solvers.registry import Transform
 
-    result = as_parts(np, PRIMITIVES["cell_summary"].fn(np, stack, "major"), 3)
+    result = as_parts(np, Transform(PRIMITIVES["cell_summary"], ("major",))(np, stack), 3)
     parts = {tuple(idx.tolist()): out.tolist() for idx, out in result}
     assert parts == {(0,): [[[1, 2], [3, 4]]], (2,): [[[1, 2]]]}
 

@@ -1,93 +1,98 @@
 """Arrangements of copies: rotated quadrants, scaling by a count, tiles found in the grid."""
 from __future__ import annotations
 
-from solvers.batch import MAX_SIDE, Parts, colour_counts
+from solvers.batch import MAX_SIDE, Padded, colour_counts
+from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive
 
 
-@primitive()
-def rotations_4(xp, g):
+@primitive(layout="padded")
+def rotations_4(xp, g, h, w):
     """Four quarter-turned copies of a square grid in a 2 x 2 block: the grid top left, turned
     clockwise top right, counter-clockwise bottom left, a half turn bottom right."""
-    n, h, w = g.shape
-    if h != w or 2 * h > MAX_SIDE:
-        return Parts([])
-    top = xp.concatenate([g, xp.rot90(g, 3, axes=(1, 2))], axis=2)
-    bottom = xp.concatenate([xp.rot90(g, 1, axes=(1, 2)), g[:, ::-1, ::-1]], axis=2)
-    return xp.concatenate([top, bottom], axis=1)
+    n, H, W = g.shape
+    s = per_grid(h)
+
+    def source(R, C):
+        right, below = C >= s, R >= s
+        r, c = R - below * s, C - right * s
+        # Top right: the clockwise turn g[s-1-c, r]; bottom left: the counter-clockwise turn
+        # g[c, s-1-r]; bottom right: the half turn g[s-1-r, s-1-c].
+        src_r = xp.where(right, xp.where(below, s - 1 - r, s - 1 - c), xp.where(below, c, r))
+        src_c = xp.where(right, xp.where(below, s - 1 - c, r), xp.where(below, s - 1 - r, c))
+        return src_r, src_c
+
+    return map_coords(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, source, valid=(h == w) & (2 * h <= MAX_SIDE))
 
 
-@primitive()
-def fractal_by_major(xp, g):
+def _major_colour(xp, g):
+    """Each grid's most frequent non-zero colour (ties: the lower colour; 1 when there is none)."""
+    counts = colour_counts(xp, g)
+    counts[:, 0] = -1
+    return counts.argmax(axis=1).astype(g.dtype)
+
+
+@primitive(layout="padded")
+def fractal_by_major(xp, g, h, w):
     """Self-similar scaling keyed by colour: each cell of the grid's most frequent non-zero colour
     (ties: the lower colour) becomes a copy of the grid, every other cell a blank block. Grids
     whose square would pass 30 cells a side give no result."""
-    n, h, w = g.shape
-    if h * h > MAX_SIDE or w * w > MAX_SIDE:
-        return Parts([])
-    counts = colour_counts(xp, g)
-    counts[:, 0] = -1
-    major = counts.argmax(axis=1).astype(g.dtype)[:, None, None]
-    big = (g == major)[:, :, None, :, None] * g[:, None, :, None, :]
-    return big.reshape(n, h * h, w * w).astype(g.dtype)
+    n, H, W = g.shape
+    hh, ww = per_grid(h), per_grid(w)
+    outer = map_coords(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R // hh, C // ww))
+    inner = map_coords(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R % hh, C % ww))
+    major = per_grid(_major_colour(xp, g))
+    outer.arr = xp.where(outer.arr == major, inner.arr, g.dtype.type(0))
+    return outer
 
 
-@primitive()
-def upscale_by_colours(xp, g):
+@primitive(layout="padded")
+def upscale_by_colours(xp, g, h, w):
     """Scale up by the number of non-zero colours ``k``: every cell becomes a k x k block.
 
     Grids with no colour, or that would grow past 30 cells, give no result.
     """
-    n, h, w = g.shape
+    n, H, W = g.shape
     k = (colour_counts(xp, g)[:, 1:] > 0).sum(axis=1)
-    parts = []
-    for kk in sorted(int(v) for v in xp.unique(k).tolist()):
-        if kk < 1 or h * kk > MAX_SIDE or w * kk > MAX_SIDE:
-            continue
-        idx = xp.nonzero(k == kk)[0]
-        parts.append((idx, xp.repeat(xp.repeat(g[idx], kk, axis=1), kk, axis=2)))
-    return Parts(parts)
+    kk = per_grid(xp.maximum(k, 1))
+    return map_coords(xp, g, h * k, w * k, MAX_SIDE, MAX_SIDE, lambda R, C: (R // kk, C // kk),
+                      valid=k >= 1)
 
 
-@primitive()
-def crop_period(xp, g):
+@primitive(layout="padded")
+def crop_period(xp, g, h, w):
     """The repeating tile of an exactly periodic grid: its top-left ``py x px`` block, with ``py``
     and ``px`` the smallest periods down and across. Grids that do not repeat give no result."""
-    n, h, w = g.shape
-    py = xp.full(n, h, dtype=xp.int64)
-    for p in range(h - 1, 0, -1):
-        same = (g[:, p:, :] == g[:, :h - p, :]).all(axis=(1, 2))
-        py = xp.where(same, p, py)
-    px = xp.full(n, w, dtype=xp.int64)
-    for p in range(w - 1, 0, -1):
-        same = (g[:, :, p:] == g[:, :, :w - p]).all(axis=(1, 2))
-        px = xp.where(same, p, px)
-    shape = py * 64 + px
-    parts = []
-    for key in sorted(int(v) for v in xp.unique(shape).tolist()):
-        hh, ww = divmod(key, 64)
-        if hh == h and ww == w:
-            continue
-        idx = xp.nonzero(shape == key)[0]
-        parts.append((idx, g[idx, :hh, :ww]))
-    return Parts(parts)
+    n, H, W = g.shape
+    R, C = coords(xp, H, W)
+    py = _smallest_period(xp, g, h, R[:, :, 0])
+    px = _smallest_period(xp, g.transpose(0, 2, 1), w, C[:, 0, :])
+    return map_coords(xp, g, py, px, H, W, lambda R, C: (R, C), valid=(py < h) | (px < w))
 
 
-@primitive(((0,), (1,)))
-def colour_column(xp, g, skip):
+def _smallest_period(xp, g, side, index):
+    """Per grid, the smallest shift ``p < side`` down the rows under which the grid equals itself
+    (rows past the end ignored), else ``side``; ``index`` (1, L) numbers the rows. Padding cells
+    are 0 on both sides of every comparison of two real rows, so only rows from ``side - p`` on
+    must be masked."""
+    L = g.shape[1]
+    period = side.copy()
+    for p in range(L - 1, 0, -1):
+        differ = (g[:, p:, :] != g[:, :L - p, :]).any(axis=2) & (index[:, :L - p] < (side - p)[:, None])
+        period = xp.where(~differ.any(axis=1) & (p < side), p, period)
+    return period
+
+
+@primitive(((0,), (1,)), layout="padded")
+def colour_column(xp, g, h, w, skip):
     """A one-column grid of the grid's non-zero colours, most frequent first (ties: the lower
     colour), leaving out the ``skip`` most frequent. Grids with nothing left give no result."""
-    n = g.shape[0]
     counts = colour_counts(xp, g)[:, 1:]
     present = counts > 0
     k = present.sum(axis=1) - skip
     # Sort key: absent colours last, then by count descending, then by colour.
     key = xp.where(present, (1000 - counts) * 16 + xp.arange(1, 10)[None, :], 1 << 20)
-    order = xp.argsort(key, axis=1) + 1
-    parts = []
-    for kk in sorted(int(v) for v in xp.unique(k).tolist()):
-        if kk < 1:
-            continue
-        idx = xp.nonzero(k == kk)[0]
-        parts.append((idx, order[idx, skip:skip + kk].astype(g.dtype)[:, :, None]))
-    return Parts(parts)
+    order = (xp.argsort(key, axis=1) + 1)[:, skip:].astype(g.dtype)
+    rows = xp.arange(order.shape[1])[None, :]
+    column = xp.where(rows < k[:, None], order, g.dtype.type(0))[:, :, None]
+    return Padded(column, xp.maximum(k, 0), xp.ones_like(k), k >= 1)

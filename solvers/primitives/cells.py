@@ -1,24 +1,33 @@
 """Grids divided into cells by separator lines (full rows and columns of one colour)."""
 from __future__ import annotations
 
-from solvers.batch import Parts
+from solvers.batch import Padded
+from solvers.ragged import coords, per_grid, real_mask
 from solvers.registry import primitive
 
 
-def separator_colour(xp, g):
+def separator_colour(xp, g, h, w):
     """The colour with the most full rows plus full columns in each grid (ties: the lower colour).
 
-    Returns ``(colour (n,) uint8, has (n,) bool)``; ``has`` is false where no row or column is of a
-    single colour.
+    ``g`` is a zero-padded stack with real sides ``h``, ``w``. Returns ``(colour (n,) uint8, has
+    (n,) bool)``; ``has`` is false where no row or column is of a single colour.
     """
-    n, h, w = g.shape
-    full_row = (g == g[:, :, :1]).all(axis=2)          # (n, h): the row is one colour
-    full_col = (g == g[:, :1, :]).all(axis=1)          # (n, w)
+    n = g.shape[0]
+    rows, cols = _lines_of(xp, g, h, w, g[:, :, :1], 2), _lines_of(xp, g, h, w, g[:, :1, :], 1)
     grid = xp.arange(n, dtype=xp.int64)[:, None] * 10
-    keys = xp.concatenate([(grid + g[:, :, 0].astype(xp.int64))[full_row],
-                           (grid + g[:, 0, :].astype(xp.int64))[full_col]])
+    keys = xp.concatenate([(grid + g[:, :, 0].astype(xp.int64))[rows],
+                           (grid + g[:, 0, :].astype(xp.int64))[cols]])
     lines = xp.bincount(keys, minlength=n * 10).reshape(n, 10)
     return lines.argmax(axis=1).astype(g.dtype), lines.max(axis=1) > 0
+
+
+def _lines_of(xp, g, h, w, colour, across: int):
+    """Real rows (``across=2``) or columns (``across=1``) whose cells all equal ``colour``
+    (broadcast against ``g``): (n, H) or (n, W) bool. Padding lines never count; padding cells
+    are ignored."""
+    real = real_mask(xp, g, h, w)
+    full = ((g == colour) | ~real).all(axis=across)
+    return full & (real[:, :, 0] if across == 2 else real[:, 0, :])
 
 
 def _runs(xp, sep):
@@ -29,17 +38,20 @@ def _runs(xp, sep):
     return xp.where(sep, -1, run), start.sum(axis=1)
 
 
-def split_cells(xp, g):
+def split_cells(xp, g, h, w):
     """Cells of each grid: per row and column the index of its cell row / column (-1 on separator
-    lines), the numbers of cell rows and columns, and the separator colour."""
-    s, has = separator_colour(xp, g)
-    rid, R = _runs(xp, (g == s[:, None, None]).all(axis=2))
-    cid, C = _runs(xp, (g == s[:, None, None]).all(axis=1))
-    return rid, cid, xp.where(has, R, 0), xp.where(has, C, 0), s
+    lines and padding), the numbers of cell rows and columns, and the separator colour."""
+    s, has = separator_colour(xp, g, h, w)
+    colour = s[:, None, None]
+    # Padding lines count as separators, so they start no run.
+    R, C = coords(xp, g.shape[1], g.shape[2])
+    rid, n_rows = _runs(xp, _lines_of(xp, g, h, w, colour, 2) | (R[:, :, 0] >= h[:, None]))
+    cid, n_cols = _runs(xp, _lines_of(xp, g, h, w, colour, 1) | (C[:, 0, :] >= w[:, None]))
+    return rid, cid, xp.where(has, n_rows, 0), xp.where(has, n_cols, 0), s
 
 
-@primitive((("major",), ("count",)))
-def cell_summary(xp, g, mode):
+@primitive((("major",), ("count",)), layout="padded")
+def cell_summary(xp, g, h, w, mode):
     """Shrink a grid divided by separator lines to one cell per part.
 
     The separators are the full rows and columns of the colour that has the most of them; each
@@ -48,12 +60,14 @@ def cell_summary(xp, g, mode):
     cells that are neither 0 nor of the separator colour (capped at 9). Grids with fewer than two
     parts give no result.
     """
-    rid, cid, R, C, s = split_cells(xp, g)
-    ok = xp.nonzero(R * C >= 2)[0]
+    n = g.shape[0]
+    rid, cid, R, C, s = split_cells(xp, g, h, w)
+    valid = R * C >= 2
+    ok = xp.nonzero(valid)[0]
     if ok.shape[0] == 0:
-        return Parts([])
-    g, rid, cid, R, C, s = g[ok], rid[ok], cid[ok], R[ok], C[ok], s[ok]
-    m, h, w = g.shape
+        return Padded(xp.zeros((n, 1, 1), dtype=g.dtype), R, C, valid)
+    g, rid, cid, s = g[ok], rid[ok], cid[ok], s[ok]
+    m = g.shape[0]
     Rm, Cm = int(R.max()), int(C.max())
     cell = rid[:, :, None] * Cm + cid[:, None, :]
     inside = (rid[:, :, None] >= 0) & (cid[:, None, :] >= 0)
@@ -65,11 +79,8 @@ def cell_summary(xp, g, mode):
     else:
         hist[:, :, 0] = 0
         summary = xp.minimum(xp.maximum(hist, 0).sum(axis=2), 9)
-    summary = summary.astype(g.dtype).reshape(m, Rm, Cm)
-    shape = R * 64 + C
-    parts = []
-    for k in sorted(int(v) for v in xp.unique(shape).tolist()):
-        hh, ww = divmod(k, 64)
-        sel = xp.nonzero(shape == k)[0]
-        parts.append((ok[sel], summary[sel, :hh, :ww]))
-    return Parts(parts)
+    out = xp.zeros((n, Rm, Cm), dtype=g.dtype)
+    out[ok] = summary.astype(g.dtype).reshape(m, Rm, Cm)
+    rows, cols = coords(xp, Rm, Cm)
+    out = xp.where((rows < per_grid(R)) & (cols < per_grid(C)), out, g.dtype.type(0))
+    return Padded(out, R, C, valid)

@@ -1,30 +1,22 @@
 """Scaling, tiling and mirror-tiling, as coordinate maps over zero-padded stacks."""
 from __future__ import annotations
 
-from solvers.batch import MAX_SIDE
-from solvers.ragged import coords, per_grid, remap
+from solvers.ragged import map_coords, per_grid
 from solvers.registry import primitive
-
-
-def _map(xp, g, out_h, out_w, rows, cols, src, valid=None):
-    rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
-    R, C = coords(xp, rows, cols)
-    sr, sc = src(R, C)
-    return remap(xp, g, out_h, out_w, rows, cols, sr, sc, valid)
 
 
 @primitive(((2,), (3,), (4,)), layout="padded")
 def upscale(xp, g, h, w, k):
     """Scale up by ``k``: every cell becomes a k x k block."""
     n, H, W = g.shape
-    return _map(xp, g, h * k, w * k, H * k, W * k, lambda R, C: (R // k, C // k))
+    return map_coords(xp, g, h * k, w * k, H * k, W * k, lambda R, C: (R // k, C // k))
 
 
 @primitive(((2,), (3,)), layout="padded")
 def downscale(xp, g, h, w, k):
     """Scale down by ``k``: keep the top-left cell of every k x k block (sides must divide)."""
     n, H, W = g.shape
-    return _map(xp, g, h // k, w // k, H // k, W // k, lambda R, C: (R * k, C * k),
+    return map_coords(xp, g, h // k, w // k, H // k, W // k, lambda R, C: (R * k, C * k),
                 valid=(h % k == 0) & (w % k == 0))
 
 
@@ -33,8 +25,8 @@ def fractal(xp, g, h, w):
     """Self-similar scaling: each non-zero cell becomes a copy of the grid, each zero a blank."""
     n, H, W = g.shape
     hh, ww = per_grid(h), per_grid(w)
-    outer = _map(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R // hh, C // ww))
-    inner = _map(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R % hh, C % ww))
+    outer = map_coords(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R // hh, C // ww))
+    inner = map_coords(xp, g, h * h, w * w, H * H, W * W, lambda R, C: (R % hh, C % ww))
     outer.arr = xp.where(outer.arr != 0, inner.arr, g.dtype.type(0))
     return outer
 
@@ -44,7 +36,7 @@ def tile(xp, g, h, w, ry, rx):
     """Repeat the grid ``ry`` times down and ``rx`` times across."""
     n, H, W = g.shape
     hh, ww = per_grid(h), per_grid(w)
-    return _map(xp, g, h * ry, w * rx, H * ry, W * rx, lambda R, C: (R % hh, C % ww))
+    return map_coords(xp, g, h * ry, w * rx, H * ry, W * rx, lambda R, C: (R % hh, C % ww))
 
 
 def _mirror_index(i, side):
@@ -57,7 +49,7 @@ def mirror_lr(xp, g, h, w):
     """The grid followed by its left-right mirror image."""
     n, H, W = g.shape
     ww = per_grid(w)
-    return _map(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
+    return map_coords(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
 
 
 @primitive(layout="padded")
@@ -65,7 +57,7 @@ def mirror_ud(xp, g, h, w):
     """The grid above its top-bottom mirror image."""
     n, H, W = g.shape
     hh = per_grid(h)
-    return _map(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
+    return map_coords(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
 
 
 @primitive(layout="padded")
@@ -73,4 +65,4 @@ def mirror_4(xp, g, h, w):
     """Four mirrored copies: the grid, its mirror across, below them their upside-down images."""
     n, H, W = g.shape
     hh, ww = per_grid(h), per_grid(w)
-    return _map(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, lambda R, C: (_mirror_index(R, hh), _mirror_index(C, ww)))
+    return map_coords(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, lambda R, C: (_mirror_index(R, hh), _mirror_index(C, ww)))
