@@ -26,6 +26,9 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--bucket-sides", default="",
+                        help="comma-separated sides of the padded size buckets (default: the "
+                             "search's own); results are the same, speed differs")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also run the last repeat under cProfile and print its top N functions "
                              "by own time (host-side cost: Python, launches, waits on the device)")
@@ -33,6 +36,11 @@ def main() -> None:
                         help="run the search this many times in one process (the GPU compiles its "
                              "kernels on first use: later runs show the warm speed)")
     args = parser.parse_args()
+    if args.bucket_sides:
+        import pipeline.problem
+
+        pipeline.problem.BUCKET_SIDES = tuple(int(v) for v in args.bucket_sides.split(","))
+        print("bucket sides:", pipeline.problem.BUCKET_SIDES)
     for i in range(args.repeat):
         print(f"--- run {i + 1} of {args.repeat}")
         if args.cprofile and i == args.repeat - 1:
