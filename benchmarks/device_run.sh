@@ -8,6 +8,7 @@
 #   d3full2  depth 3 on all arc1-train on 2 GPUs;  d3c200x2: first 200 tasks on 1 and 2 GPUs
 #   prof2    profile depth 2 on one GPU (per primitive and host-side cProfile, second run warm)
 #   prof3    profile depth 3 on the first 100 tasks on one GPU
+#   buckets  depth 2 on one GPU with three padded-bucket layouts (same results, speed differs)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -30,6 +31,9 @@ for step in "$@"; do
     d3c200x2) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 200 --modes gpu1,gpu2 --json "$out/d3c200x2.json" 2>&1 | tail -6 ;;
     prof2) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 2 --repeat 2 --cprofile 45 > "$out/prof2.txt" 2>&1; tail -4 "$out/prof2.txt" ;;
     prof3) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --cprofile 45 > "$out/prof3.txt" 2>&1; tail -4 "$out/prof3.txt" ;;
+    buckets) for b in 5,10,15,20,30 10,30 10,20,30; do
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 2 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets.txt" | grep -E "tasks|stages"
+             done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac
