@@ -9,6 +9,7 @@
 #   prof2    profile depth 2 on one GPU (per primitive and host-side cProfile, second run warm)
 #   prof3    profile depth 3 on the first 100 tasks on one GPU
 #   buckets  depth 2 on one GPU with three padded-bucket layouts (same results, speed differs)
+#   buckets3 depth 3 on the first 100 tasks on one GPU with two bucket layouts
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -33,6 +34,9 @@ for step in "$@"; do
     prof3) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --cprofile 45 > "$out/prof3.txt" 2>&1; tail -4 "$out/prof3.txt" ;;
     buckets) for b in 5,10,15,20,30 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 2 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets.txt" | grep -E "tasks|stages"
+             done ;;
+    buckets3) for b in 10,30 10,20,30; do
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages"
              done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;

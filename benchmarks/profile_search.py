@@ -39,8 +39,9 @@ def main() -> None:
     if args.bucket_sides:
         import pipeline.problem
 
-        pipeline.problem.BUCKET_SIDES = tuple(int(v) for v in args.bucket_sides.split(","))
-        print("bucket sides:", pipeline.problem.BUCKET_SIDES)
+        sides = tuple(int(v) for v in args.bucket_sides.split(","))
+        pipeline.problem.BUCKET_SIDES = {"cpu": sides, "gpu": sides}
+        print("bucket sides:", sides)
     for i in range(args.repeat):
         print(f"--- run {i + 1} of {args.repeat}")
         if args.cprofile and i == args.repeat - 1:

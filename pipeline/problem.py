@@ -113,7 +113,11 @@ class Items:
         return out
 
 
-BUCKET_SIDES = (5, 10, 15, 20, 30)
+# Sides of the padded size buckets. The CPU pays per cell, so it pads little (up to 25 buckets);
+# a GPU pays per call (each bucket is dozens of kernel launches), so it takes few, fuller ones:
+# measured on an H100, depth 2 on ARC-1 train searched in 29.9 s with the CPU's sides, 14.8 s
+# with (10, 20, 30) and 9.8 s with (10, 30) (benchmarks/RESULTS.md). Results never depend on it.
+BUCKET_SIDES = {"cpu": (5, 10, 15, 20, 30), "gpu": (10, 30)}
 # Cells gathered per step in Items.take: bounds its index temporaries (24 bytes per cell).
 TAKE_CHUNK_CELLS = {"cpu": 8_000_000, "gpu": 100_000_000}
 
@@ -128,7 +132,7 @@ class PaddedLayout:
 
     def __init__(self, items: "Items"):
         xp = items.xp
-        sides = xp.asarray(np.array(BUCKET_SIDES))
+        sides = xp.asarray(np.array(BUCKET_SIDES["cpu" if xp is np else "gpu"]))
         bh = sides[xp.searchsorted(sides, items.h)]
         bw = sides[xp.searchsorted(sides, items.w)]
         key = bh * 64 + bw

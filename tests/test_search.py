@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import pipeline.problem as problem_mod
 import pipeline.search as search_mod
 from pipeline.engine import run_search, split_tasks
 from pipeline.problem import Problem
@@ -118,6 +119,18 @@ def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
     plain = _boards(_solve(real_tasks, 1))
     monkeypatch.setattr(search_mod, "USE_PADDED", True)
     assert _boards(_solve(real_tasks, 1)) == plain
+
+
+@pytest.mark.parametrize("sides", [(10, 30), (30,)])
+def test_gpu_bucket_layout_gives_identical_results(real_tasks, monkeypatch, sides):
+    """The GPU's path on the CPU: every padding-aware primitive bucketed, with the GPU's few
+    large buckets (or one), gives the same boards as the CPU's own layout."""
+    plain = _boards(_solve(real_tasks, 2))
+    monkeypatch.setitem(problem_mod.BUCKET_SIDES, "cpu", sides)
+    problem = Problem(real_tasks, np)
+    search = Search(problem, bucket_all=True)
+    search.run(2)
+    assert _boards(search) == plain
 
 
 def test_results_do_not_depend_on_batch_composition(real_tasks):
