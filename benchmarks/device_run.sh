@@ -2,6 +2,8 @@
 # The GPU measurements in one command on a lent GPU machine (see benchmarks/RESULTS.md).
 # Usage (on the device, from the repo root): bash benchmarks/device_run.sh STEP... ; figures go to $OUT.
 #   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh)
+#   warm     compile CuPy's kernels once (a fresh machine's first GPU run spends ~75 s in NVRTC;
+#            later processes reuse the on-disk kernel cache), so later steps time warm runs
 #   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
 #   d3       depth 3 on all arc1-train on one GPU
 #   d3x2     depth 3 on 1 and 2 GPUs, same run (needs 2 GPUs)
@@ -24,10 +26,11 @@ for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case "$step" in
     tests) timeout 300 python3 -m pytest tests/test_gpu.py -q 2>&1 | tail -3 ;;
+    warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
     d3c100) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 100 --modes gpu1 --json "$out/d3c100.json" 2>&1 | tail -4 ;;
-    d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu2,gpu1 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
+    d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
     d3full2) timeout 330 python3 benchmarks/bench_search.py --depth 3 --modes gpu2 --json "$out/d3full2.json" 2>&1 | tail -4 ;;
     d3c200x2) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 200 --modes gpu1,gpu2 --json "$out/d3c200x2.json" 2>&1 | tail -6 ;;
     prof2) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 2 --repeat 2 --cprofile 45 > "$out/prof2.txt" 2>&1; tail -4 "$out/prof2.txt" ;;
