@@ -6,6 +6,8 @@
 #            later processes reuse the on-disk kernel cache), so later steps time warm runs
 #   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
 #   d3       depth 3 on all arc1-train on one GPU
+#   d4       depth 4 on all arc1-train on one GPU
+#   d3s30k   depth 3 on one GPU keeping up to 30,000 states per task and level (default 8,000)
 #   d3x2     depth 3 on 1 and 2 GPUs, same run (needs 2 GPUs)
 #   d3full2  depth 3 on all arc1-train on 2 GPUs;  d3c200x2: first 200 tasks on 1 and 2 GPUs
 #   prof2    profile depth 2 on one GPU (per primitive and host-side cProfile, second run warm)
@@ -29,6 +31,8 @@ for step in "$@"; do
     warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
+    d4) timeout 300 python3 benchmarks/bench_search.py --depth 4 --modes gpu1 --json "$out/d4.json" 2>&1 | tail -4 ;;
+    d3s30k) timeout 240 python3 benchmarks/bench_search.py --depth 3 --states-per-task 30000 --modes gpu1 --json "$out/d3s30k.json" 2>&1 | tail -4 ;;
     d3c100) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 100 --modes gpu1 --json "$out/d3c100.json" 2>&1 | tail -4 ;;
     d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
     d3full2) timeout 330 python3 benchmarks/bench_search.py --depth 3 --modes gpu2 --json "$out/d3full2.json" 2>&1 | tail -4 ;;
