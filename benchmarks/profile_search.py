@@ -26,6 +26,9 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--bucket-all", action="store_true",
+                        help="on the CPU too, run every padding-aware primitive per size bucket "
+                             "(the GPU's path) instead of per exact shape group")
     parser.add_argument("--bucket-sides", default="",
                         help="comma-separated sides of the padded size buckets (default: the "
                              "search's own); results are the same, speed differs")
@@ -61,7 +64,8 @@ def profile_once(args) -> None:
         sync = xp.cuda.Device().synchronize
     else:
         xp, sync = np, (lambda: None)
-    search = Search(Problem(tasks, xp), states_per_task=args.states_per_task)
+    search = Search(Problem(tasks, xp), states_per_task=args.states_per_task,
+                    bucket_all=True if args.bucket_all else None)
     per_primitive = collections.Counter()
     calls = collections.Counter()
     real_apply = search._apply
