@@ -81,6 +81,9 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
             "states_per_s": search["states_per_second"],
             "states_per_s_per_core": round(search["states_per_second"] / cores, 1) if cores else None,
             "grid_transforms_per_s": search["grid_transforms_per_second"],
+            "shard_slowest_s": search.get("shard_slowest_seconds"),
+            "shard_balance": round(search["shard_slowest_seconds"] / search["shard_mean_seconds"], 3)
+            if search.get("shard_mean_seconds") else None,
             "peak_rss_gb": round(peak[0] / 2**30, 2) if peak else None,
             "solved_tasks": sum(t["status"] == "solved" for t in report["tasks"]),
             "submission": os.path.join(out, "submission.json")}
@@ -108,13 +111,14 @@ def main() -> int:
     base = rows[0]
     print(f"\n{args.dataset} depth {args.depth} ({base['total']} test outputs)")
     print(f"{'mode':9} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
-          f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'hit rate':>8} {'wall vs 1st':>11}")
+          f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'hit rate':>8} {'wall vs 1st':>11} "
+          f"{'slowest shard s':>15} {'balance':>7}")
     for r in rows:
         speed = base["wall_s"] / r["wall_s"] if r["wall_s"] else float("nan")
         print(f"{r['mode']:9} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
               f"{r['states_per_s']:>10.0f} {str(r['states_per_s_per_core'] or '-'):>9} "
               f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {r['hit_rate']:>8.2f} "
-              f"{speed:>10.1f}x")
+              f"{speed:>10.1f}x {str(r['shard_slowest_s']):>15} {str(r['shard_balance']):>7}")
     same = len(set(subs.values())) == 1
     print(f"submissions identical across modes: {same}")
     if args.json:

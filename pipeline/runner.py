@@ -96,6 +96,9 @@ class Run:
         self.start_wall = time.time()
         self.deadline = None if opts.budget is None else self.start_wall + opts.budget
         self.out_dir = opts.out_dir or os.path.join("runs", time.strftime("%Y%m%d-%H%M%S"))
+        # slowest/mean shard: per chunk, the seconds of its slowest and of its average search shard
+        # (in-process search time, start-up excluded), summed over chunks: their ratio is the balance.
+        self.shard_totals = {"slowest_seconds": 0.0, "mean_seconds": 0.0}
         self.search_totals = {"states": 0, "grid_transforms": 0, "candidates": 0, "seconds": 0.0,
                               "truncated": False}
         self.search_stages: dict[str, float] = {}
@@ -259,6 +262,9 @@ class Run:
         tot["truncated"] |= result.truncated
         for k, v in result.stage_seconds.items():
             self.search_stages[k] = self.search_stages.get(k, 0.0) + v
+        if result.shard_seconds:
+            self.shard_totals["slowest_seconds"] += max(result.shard_seconds)
+            self.shard_totals["mean_seconds"] += sum(result.shard_seconds) / len(result.shard_seconds)
         records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds)
         with self.timer("cache"):
             if not result.truncated:  # a cut-short search is not the answer at this depth
@@ -310,7 +316,9 @@ class Run:
             "search": {"states": tot["states"], "candidates": tot["candidates"],
                        "grid_transforms": tot["grid_transforms"], "seconds": round(secs, 3),
                        "states_per_second": round(tot["states"] / secs, 1) if secs else 0.0,
-                       "grid_transforms_per_second": round(tot["grid_transforms"] / secs, 1) if secs else 0.0},
+                       "grid_transforms_per_second": round(tot["grid_transforms"] / secs, 1) if secs else 0.0,
+                       "shard_slowest_seconds": round(self.shard_totals["slowest_seconds"], 3),
+                       "shard_mean_seconds": round(self.shard_totals["mean_seconds"], 3)},
             "cache": {"hits": stats.get("hits", 0), "misses": stats.get("misses", 0),
                       "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
             "validation": pipeline.counts.to_dict() if pipeline else {},

@@ -45,6 +45,8 @@ def test_outputs_are_valid_and_complete(first_run):
         assert key in report["run"], key
     for key in ("states", "states_per_second", "grid_transforms_per_second"):
         assert key in report["search"], key
+    search = report["search"]
+    assert 0 < search["shard_mean_seconds"] <= search["shard_slowest_seconds"] <= search["seconds"]
     for key in ("hits", "misses", "hit_rate"):
         assert key in report["cache"], key
     for key in ("validated", "ok", "failed"):
