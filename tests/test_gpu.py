@@ -45,6 +45,27 @@ def test_every_transform_identical_on_numpy_and_cupy(shape):
             assert np.array_equal(cpu[i], gpu[i]), f"{t} grid {i}"
 
 
+def test_bucketed_transforms_identical_on_numpy_and_cupy_on_arc_grids():
+    """The GPU's path: every padding-aware transform on one padded stack of real ARC grids of many
+    shapes (per-grid sides), NumPy against CuPy."""
+    from test_dsl_batch import ARC_GRIDS, BUCKETED
+
+    grids, arr = ARC_GRIDS
+    h = np.array([g.shape[0] for g in grids])
+    w = np.array([g.shape[1] for g in grids])
+    n = len(grids)
+    for t in BUCKETED:
+        cpu = t.padded(np, arr, h, w)
+        gpu = t.padded(cupy, cupy.asarray(arr), cupy.asarray(h), cupy.asarray(w))
+        if t.primitive.pad == "inplace":
+            assert np.array_equal(cpu, cupy.asnumpy(gpu)), str(t)
+            continue
+        cpu, gpu = _parts_host(np, cpu, n), _parts_host(cupy, gpu, n)
+        assert cpu.keys() == gpu.keys(), str(t)
+        for i in cpu:
+            assert np.array_equal(cpu[i], gpu[i]), f"{t} ARC grid {i}"
+
+
 def test_search_identical_on_cpu_and_gpu():
     from pipeline.engine import run_search
     from pipeline.tasks import load_tasks
