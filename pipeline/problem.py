@@ -36,7 +36,6 @@ class Items:
     groups: list | None = None
     _cell_index: tuple | None = field(default=None, repr=False)
     _padded: "PaddedLayout | None" = field(default=None, repr=False)
-    _host: tuple | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int:
@@ -62,17 +61,6 @@ class Items:
             pos = xp.arange(total, dtype=xp.int64) - self.start[item]
             self._cell_index = (item, pos)
         return self._cell_index
-
-    def host_cells(self) -> np.ndarray:
-        """The cells as a NumPy array (copied once from the GPU and cached)."""
-        if self._host is None:
-            self._host = (to_host(self.cells), to_host(self.start))
-        return self._host[0]
-
-    def host_start(self) -> np.ndarray:
-        """``start`` as a NumPy array (cached with :meth:`host_cells`)."""
-        self.host_cells()
-        return self._host[1]
 
     def padded(self) -> "PaddedLayout":
         """The same grids zero-padded into a few size buckets (cached; see :class:`PaddedLayout`)."""
@@ -217,8 +205,6 @@ class Problem:
         self.tasks = list(tasks)
         self.xp = xp
         self.hasher = GridHasher(xp, seed)
-        # Same coefficients on the host: exact-shape primitives of a GPU search run there.
-        self.host_hasher = self.hasher if xp is np else GridHasher(np, seed)
         num = len(self.tasks)
         n_train = np.array([len(t.train_inputs) for t in self.tasks], dtype=np.int64)
         n_test = np.array([len(t.test_inputs) for t in self.tasks], dtype=np.int64)

@@ -129,8 +129,9 @@ class Run:
         self._write_outputs()
         self.instances = running_instances()
         self.workers = fair_workers(o.workers)
-        self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else max(
-            1, usable_cpus() // max(1, self.instances))  # reported; small GPU chunks use the CPU
+        # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
+        self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
+        self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else self.cpu_shards
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -248,7 +249,7 @@ class Run:
         on_gpu = self.device.kind == "gpu" and len(chunk) >= GPU_MIN_TASKS
         result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
                             states_per_task=self.o.states_per_task,
-                            shards=max(1, usable_cpus() // max(1, self.instances)),
+                            shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             progress=on_progress)
         elapsed = time.perf_counter() - t0

@@ -206,35 +206,30 @@ class Search:
             return out, self._hash_groups(out, items.groups)
         if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
             return self._apply_padded(items, tr)
-        # Exact-shape primitives: one call per shape group. On a GPU they run on a host copy of the
-        # block with NumPy (identical results), since many small device calls would cost far more.
-        gx = np if xp is not np else xp
-        hasher = self.p.host_hasher if gx is not xp else self.p.hasher
-        cells = items.host_cells() if gx is not xp else items.cells
+        # One call per exact shape group: the CPU's path for primitives that take real sides (it
+        # beats padded gathers there), and any primitive that has only an exact-shape form.
         chunks, srcs, shapes, hashes = [], [], [], []
         for group in items.groups:
-            h0, w0, lo, hi = group
-            first = int(items.host_start()[lo]) if gx is not xp else int(items.start[lo])
-            view = cells[first:first + (hi - lo) * h0 * w0].reshape(hi - lo, h0, w0)
-            for idx, arr in as_parts(gx, tr(gx, view), hi - lo):
+            lo, hi = group[2], group[3]
+            for idx, arr in as_parts(xp, tr(xp, items.view(group)), hi - lo):
                 m, hh, ww = arr.shape
                 if m == 0 or not (1 <= hh <= MAX_SIDE and 1 <= ww <= MAX_SIDE):
                     continue
-                arr = gx.ascontiguousarray(arr)
+                arr = xp.ascontiguousarray(arr)
                 chunks.append(arr.reshape(-1))
                 srcs.append(idx + lo)
                 shapes.append((m, hh, ww))
-                hashes.append(hasher.grids(arr))
+                hashes.append(self.p.hasher.grids(arr))
         if not chunks:
             return None, None
         counts = np.array([s[0] for s in shapes])
         h = np.repeat(np.array([s[1] for s in shapes], dtype=np.int64), counts)
         w = np.repeat(np.array([s[2] for s in shapes], dtype=np.int64), counts)
         sizes = h * w
-        src = xp.asarray(gx.concatenate(srcs))
-        out = Items(xp, xp.asarray(gx.concatenate(chunks)), items.state[src], items.sample[src], xp.asarray(h),
+        src = xp.concatenate(srcs)
+        out = Items(xp, xp.concatenate(chunks), items.state[src], items.sample[src], xp.asarray(h),
                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
-        return out, xp.asarray(gx.concatenate(hashes))
+        return out, xp.concatenate(hashes)
 
     def _hash_like_padded(self, items: Items, cells):
         """Hash new cells laid out like ``items`` through its size buckets (few calls, for GPUs)."""

@@ -50,6 +50,24 @@ def map_coords(xp, g, out_h, out_w, rows: int, cols: int, src, valid=None) -> Pa
     return remap(xp, g, out_h, out_w, rows, cols, src_r, src_c, valid)
 
 
+def no_result(xp, g) -> Padded:
+    """A result in which no grid of the stack ``g`` has an output."""
+    n = g.shape[0]
+    one = xp.ones(n, dtype=xp.int64)
+    return Padded(xp.zeros((n, 1, 1), dtype=g.dtype), one, one, xp.zeros(n, dtype=bool))
+
+
+def scatter_results(xp, g, h, w, idx, res: Padded) -> Padded:
+    """The results ``res`` of the grids ``idx`` of the stack ``g`` (real sides ``h``, ``w``) as a
+    result for the whole stack: the other grids have none."""
+    n = g.shape[0]
+    arr = xp.zeros((n,) + res.arr.shape[1:], dtype=g.dtype)
+    arr[idx] = res.arr
+    out_h, out_w, valid = h.copy(), w.copy(), xp.zeros(n, dtype=bool)
+    out_h[idx], out_w[idx], valid[idx] = res.h, res.w, res.valid
+    return Padded(arr, out_h, out_w, valid)
+
+
 def real_mask(xp, g, h, w):
     """True on each grid's own cells, False on its padding."""
     R, C = coords(xp, g.shape[1], g.shape[2])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from solvers.batch import Padded, bounding_boxes, crop_boxes
-from solvers.ragged import coords, per_grid, real_mask
+from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
 
 MAX_PERIOD = 10
@@ -42,23 +42,6 @@ def _agreements(xp, g, h, w, dys: range, dxs: range):
     return ~clash & (dy[None, :, None] < per_grid(h)) & (abs(dx)[None, None, :] < per_grid(w))
 
 
-def _no_result(xp, g):
-    """No grid of the stack has a result."""
-    n = g.shape[0]
-    one = xp.ones(n, dtype=xp.int64)
-    return Padded(xp.zeros((n, 1, 1), dtype=g.dtype), one, one, xp.zeros(n, dtype=bool))
-
-
-def _scatter(xp, g, h, w, idx, res: Padded) -> Padded:
-    """The results ``res`` of the grids ``idx`` as a result for the whole stack (others: none)."""
-    n = g.shape[0]
-    arr = xp.zeros((n,) + res.arr.shape[1:], dtype=g.dtype)
-    arr[idx] = res.arr
-    out_h, out_w, valid = h.copy(), w.copy(), xp.zeros(n, dtype=bool)
-    out_h[idx], out_w[idx], valid[idx] = res.h, res.w, res.valid
-    return Padded(arr, out_h, out_w, valid)
-
-
 @primitive(((False,), (True,)), layout="padded")
 def complete_period(xp, g, h, w, crop):
     """Fill the holes (0 cells) of a periodic wallpaper with the colours of its repeating tile.
@@ -80,14 +63,14 @@ def complete_period(xp, g, h, w, crop):
     colours = (filled & (g != per_grid(g.max(axis=(1, 2))))).any(axis=(1, 2))
     idx = xp.nonzero((zeros > 0) & (2 * zeros <= area) & colours)[0]
     if idx.shape[0] == 0:
-        return _no_result(xp, g)
+        return no_result(xp, g)
     P = MAX_PERIOD
     sub, gh, gw = g[idx], h[idx], w[idx]
     horiz = _agreements(xp, sub, gh, gw, range(0, 1), range(1, P + 1))[:, 0]
     vert = _agreements(xp, sub, gh, gw, range(1, P + 1), range(0, 1))[:, :, 0]
     periodic = xp.nonzero(horiz.any(axis=1) | vert.any(axis=1))[0]
     if periodic.shape[0] == 0:
-        return _no_result(xp, g)
+        return no_result(xp, g)
     idx, sub, gh, gw, horiz = idx[periodic], sub[periodic], gh[periodic], gw[periodic], horiz[periodic]
     m = idx.shape[0]
     px = xp.where(horiz.any(axis=1), horiz.argmax(axis=1) + 1, gw)
@@ -126,7 +109,7 @@ def complete_period(xp, g, h, w, crop):
         res = crop_boxes(xp, out, top, left, hh, ww, has & good)
     else:
         res = Padded(out, gh, gw, good)
-    return _scatter(xp, g, h, w, idx, res)
+    return scatter_results(xp, g, h, w, idx, res)
 
 
 def _rows(xp, g, r):
