@@ -3,7 +3,8 @@
     python benchmarks/profile_search.py --depth 2 --count 100            # CPU
     python benchmarks/profile_search.py --depth 2 --gpu                  # GPU (synchronised timings)
 
-With --gpu the device is synchronised after every transform so each primitive's time is its own.
+With --gpu the device is synchronised after every transform and search stage, so each primitive's
+and stage's time is its own (device time included).
 """
 from __future__ import annotations
 
@@ -80,6 +81,20 @@ def profile_once(args) -> None:
         return out
 
     search._apply = timed_apply
+    search.sync = None if not args.gpu else sync
+    hasher = search.p.hasher
+    for name in ("grids", "padded"):
+        real = getattr(hasher, name)
+
+        def timed_hash(*a, _real=real, **k):
+            sync()
+            t0 = time.perf_counter()
+            out = _real(*a, **k)
+            sync()
+            per_primitive["(grid hashing, inside apply)"] += time.perf_counter() - t0
+            return out
+
+        setattr(hasher, name, timed_hash)
     t0 = time.perf_counter()
     stats = search.run(args.depth)
     sync()

@@ -113,6 +113,13 @@ class Search:
         self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
         self.progress = progress
         self.stats = SearchStats()
+        # Profiling sets this to the device's synchronize, so stage times are device times too.
+        self.sync = None
+
+    def _now(self) -> float:
+        if self.sync is not None:
+            self.sync()
+        return time.perf_counter()
 
     # ------------------------------------------------------------------ driver
     def run(self, depth: int, deadline: float | None = None) -> SearchStats:
@@ -155,13 +162,15 @@ class Search:
                 if self.progress:
                     self.progress(level, done, total)
             del block
+            t0 = self._now()
             next_frontier += builder.finish()
+            self.stats.add_time("search.regroup", self._now() - t0)
         return next_frontier
 
     def _run_transform(self, block, ti, tr, level, last, kept_per_task) -> list:
         """Apply transform ``ti`` to a block and absorb the result; on device out-of-memory the
         block is halved (states in order, so results do not change) and each half is retried."""
-        t0 = time.perf_counter()
+        t0 = self._now()
         try:
             out, hashes = self._apply(block, tr)
         except Exception as exc:  # only out-of-memory is handled; _apply changes no state
@@ -173,7 +182,7 @@ class Search:
             keep = self.xp.arange(block.num_states) < half
             return (self._run_transform(_subset(self.xp, block, keep), ti, tr, level, last, kept_per_task)
                     + self._run_transform(_subset(self.xp, block, ~keep), ti, tr, level, last, kept_per_task))
-        self.stats.add_time("search.apply", time.perf_counter() - t0)
+        self.stats.add_time("search.apply", self._now() - t0)
         new_block = self._absorb(block, out, hashes, ti, level, keep=not last, kept_per_task=kept_per_task)
         return [] if new_block is None else [new_block]
 
@@ -305,7 +314,7 @@ class Search:
         if out is None or out.count == 0:
             return None
         xp, p = self.xp, self.p
-        t0 = time.perf_counter()
+        t0 = self._now()
         S, K = block.num_states, p.max_samples
         st, sm = out.state, out.sample
         present = xp.zeros((S, K), dtype=bool)
@@ -315,12 +324,12 @@ class Search:
         n_train = p.n_train[block.task]
         valid = present.sum(axis=1) == p.n_samples[block.task]
         key = p.hasher.state_key(mixed.sum(axis=1, dtype=xp.uint64), block.task)
-        self.stats.add_time("search.hash", time.perf_counter() - t0)
+        self.stats.add_time("search.hash", self._now() - t0)
 
-        t0 = time.perf_counter()
+        t0 = self._now()
         cand = xp.nonzero(valid)[0]
         new_idx = to_host(cand[self.seen.add_new(key[cand])])
-        self.stats.add_time("search.dedup", time.perf_counter() - t0)
+        self.stats.add_time("search.dedup", self._now() - t0)
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
             return None
@@ -332,7 +341,7 @@ class Search:
             self.stats.states += len(new_idx)
             new_gid = self.table.add(gid_h[new_idx], ti)
 
-        t0 = time.perf_counter()
+        t0 = self._now()
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[xp.asarray(new_idx)] = True
         task = block.task[st]
@@ -364,16 +373,16 @@ class Search:
         mapping, cm_ok = self._colour_maps(block, fit, cm_cand, fit_item, target_at)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
-        self.stats.add_time("search.score", time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        self.stats.add_time("search.score", self._now() - t0)
+        t0 = self._now()
         self._update_boards(block, out, new_idx, new_gid, task_h, rank, solved | cm_ok, n_exact,
                             score, mapping, cm_ok, test_key)
-        self.stats.add_time("search.rank", time.perf_counter() - t0)
+        self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None
-        t0 = time.perf_counter()
+        t0 = self._now()
         nb = self._next_block(out, new_idx, new_gid, task_h, kept_per_task)
-        self.stats.add_time("search.frontier", time.perf_counter() - t0)
+        self.stats.add_time("search.frontier", self._now() - t0)
         return nb
 
     def _colour_maps(self, block, fit, cm_cand, cell_item, target_at):
