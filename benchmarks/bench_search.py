@@ -1,6 +1,7 @@
 """Benchmark the whole search pipeline (``python -m pipeline run``) and print its figures.
 
-For each mode (``cpu``: ``-m``; ``gpu``: ``-g``; ``gpuN``: ``-g`` on at most N GPUs) it runs a cold
+For each mode (``cpu``: ``-m``; ``gpu``: ``-g``; ``gpuN``: ``-g`` on at most N GPUs; ``gpuNxP``: the
+same with P search processes sharing each GPU) it runs a cold
 run (fresh cache) and prints: test outputs correct (Kaggle rule, 2 attempts), wall seconds, search
 seconds, deduplicated states, states per second (and per core on the CPU), grid transforms per
 second, and peak memory of the run's processes. Modes given together run one after the other in
@@ -55,7 +56,8 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
     else:
         cmd.append("-g")
         if mode != "gpu":
-            cmd += ["--gpus", mode[3:]]
+            gpus, _, procs = mode[3:].partition("x")
+            cmd += ["--gpus", gpus] + (["--procs-per-gpu", procs] if procs else [])
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stop, peak = threading.Event(), []
@@ -94,7 +96,7 @@ def main() -> int:
     parser.add_argument("--dataset", default="arc1-train")
     parser.add_argument("--depth", type=int, default=2)
     parser.add_argument("--count", type=int, default=0)
-    parser.add_argument("--modes", default="cpu", help="comma list of cpu, gpu, gpu1, gpu2, gpu4")
+    parser.add_argument("--modes", default="cpu", help="comma list of cpu, gpu, gpu1, gpu2, gpu4, gpu1x4 (4 processes per GPU), ...")
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--warm", action="store_true", help="after each cold run, rerun it on its warm cache")

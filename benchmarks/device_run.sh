@@ -14,6 +14,8 @@
 #   prof3    profile depth 3 on the first 100 tasks on one GPU
 #   buckets  depth 2 on one GPU with three padded-bucket layouts (same results, speed differs)
 #   buckets3 depth 3 on the first 100 tasks on one GPU with two bucket layouts
+#   ppg3     depth 3 on one GPU with 1, 2 and 4 search processes sharing it (same run)
+#   ppg2     depth 2: all CPU cores vs one GPU with 1 and 4 search processes (same run)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -45,6 +47,8 @@ for step in "$@"; do
     buckets3) for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages"
              done ;;
+    ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" 2>&1 | tail -7 ;;
+    ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" 2>&1 | tail -7 ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-D", "--depth", type=int, default=None, help="search depth, 0-4 (default: 3 on a GPU, 2 on the CPU)")
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
     run.add_argument("--gpus", type=int, default=None, help="use at most this many GPUs")
+    run.add_argument("--procs-per-gpu", type=_positive_int, default=None,
+                     help="search processes sharing each GPU (default: up to 4, one per free CPU core)")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
     run.add_argument("--lease-ttl", type=float, default=60.0,
                      help="seconds before a crashed instance's task leases expire")
@@ -110,6 +112,7 @@ def _run(args) -> int:
                       force_gpu=args.force_gpu, export_best=args.export_best, workers=args.workers,
                       budget=args.budget, cache_url=args.cache_url, out_dir=args.out_dir, seed=args.seed,
                       depth=args.depth, states_per_task=args.states_per_task, chunk=args.chunk, gpus=args.gpus,
+                      procs_per_gpu=args.procs_per_gpu,
                       lease_ttl=args.lease_ttl, local_cache=args.local_cache)
     return Run(opts).execute()
 

@@ -35,8 +35,9 @@ def _plain_grid(g) -> list:
 
 
 def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
-                 gpu: int | None = None, progress=None) -> EngineResult:
-    """Search ``tasks`` together on the CPU (``gpu`` None) or on GPU number ``gpu``.
+                 gpu: int | None = None, progress=None, gpu_share: int = 1) -> EngineResult:
+    """Search ``tasks`` together on the CPU (``gpu`` None) or on GPU number ``gpu``, which
+    ``gpu_share`` search processes use at once (each sizes its blocks to its share of the memory).
 
     ``deadline`` is a wall-clock time (``time.time()``) after which no new transform starts.
     """
@@ -46,9 +47,11 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
     import cupy
 
     with cupy.cuda.Device(gpu):
-        free, _ = cupy.cuda.runtime.memGetInfo()
-        # Blocks follow free device memory: about 60 bytes of temporaries per cell in flight.
-        block_cells = int(min(400_000_000, max(2_000_000, free // 60)))
+        free, total = cupy.cuda.runtime.memGetInfo()
+        # Blocks follow device memory: about 60 bytes of temporaries per cell in flight. Processes
+        # sharing the GPU start together, so each takes its share of the total, within what is free.
+        share = min(free, total // max(1, gpu_share))
+        block_cells = int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // 60)))
         return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
 
 
@@ -114,32 +117,34 @@ def merge(results: list[EngineResult]) -> EngineResult:
 
 def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = None,
                states_per_task: int = 20_000, shards: int = 1, gpus: list | None = None,
-               progress=None) -> EngineResult:
-    """Search all ``tasks``: on the GPUs listed in ``gpus`` (one shard each) or in ``shards`` CPU
-    processes (1: in this process). ``progress(done, total)`` is called as shards advance."""
+               procs_per_gpu: int = 1, progress=None) -> EngineResult:
+    """Search all ``tasks``: on the GPUs listed in ``gpus`` (``procs_per_gpu`` shards each) or in
+    ``shards`` CPU processes (1: in this process). ``progress(done, total)`` is called as shards
+    advance."""
     if not tasks:
         return EngineResult()
-    n = len(gpus) if gpus else shards
+    n = len(gpus) * max(1, procs_per_gpu) if gpus else shards
     groups = split_tasks(tasks, n)
+    # Shard i runs on GPU i mod G; how many shards share each GPU sizes their blocks.
+    devices = [gpus[i % len(gpus)] for i in range(len(groups))] if gpus else [None] * len(groups)
     if len(groups) == 1 and not (gpus and len(gpus) > 1):
         def one(level, done, total):
             if progress:
                 progress(done + (level - 1) * total, depth * total)
-        return search_shard(groups[0], depth, seed, deadline, states_per_task,
-                            gpus[0] if gpus else None, one)
-    return _parallel(groups, depth, seed, deadline, states_per_task, gpus, progress)
+        return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], one)
+    return _parallel(groups, depth, seed, deadline, states_per_task, devices, progress)
 
 
-def _parallel(groups, depth, seed, deadline, states_per_task, gpus, progress):
+def _parallel(groups, depth, seed, deadline, states_per_task, devices, progress):
     from pebble import ProcessPool
 
     # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPool(max_workers=len(groups), context=ctx)
     try:
-        futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task,
-                                                     gpus[i] if gpus else None))
-                   for i, g in enumerate(groups)]
+        futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev,
+                                                     None, devices.count(dev) if dev is not None else 1))
+                   for g, dev in zip(groups, devices)]
         results = []
         for i, fut in enumerate(futures):
             # With a deadline the shards stop by themselves; the margin covers their last transform.

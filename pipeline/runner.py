@@ -36,6 +36,10 @@ DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
 # chunks of fewer tasks than this are searched on the CPU even in GPU mode.
 GPU_MIN_TASKS = 16
+# Search processes per GPU when enough CPU cores are free (--procs-per-gpu overrides). One process
+# leaves the GPU idle while its Python launches the next kernels; several on one GPU overlap that
+# host time with each other's device work (benchmarks/RESULTS.md).
+GPU_PROCS_DEFAULT = 4
 
 
 @dataclass
@@ -60,6 +64,7 @@ class RunOptions:
     states_per_task: int = 8000
     chunk: int | None = None
     gpus: int | None = None
+    procs_per_gpu: int | None = None  # None: GPU_PROCS_DEFAULT within this instance's CPU share
     lease_ttl: float = LEASE_TTL
     local_cache: str = ".cache"
 
@@ -131,7 +136,9 @@ class Run:
         self.workers = fair_workers(o.workers)
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
-        self.search_shards = len(self.device.gpus) if self.device.kind == "gpu" else self.cpu_shards
+        n_gpus = len(self.device.gpus)
+        self.procs_per_gpu = o.procs_per_gpu or max(1, min(GPU_PROCS_DEFAULT, self.cpu_shards // max(1, n_gpus)))
+        self.search_shards = n_gpus * self.procs_per_gpu if self.device.kind == "gpu" else self.cpu_shards
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -251,6 +258,7 @@ class Run:
                             states_per_task=self.o.states_per_task,
                             shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
+                            procs_per_gpu=self.procs_per_gpu,
                             progress=on_progress)
         elapsed = time.perf_counter() - t0
         self.timer.add("search", elapsed)
@@ -308,6 +316,7 @@ class Run:
                     "device": dev.kind if dev else None, "gpus": dev.gpus if dev else [],
                     "cupy": dev.cupy_version if dev else None, "cuda": dev.cuda_version if dev else None,
                     "workers": getattr(self, "workers", None), "search_shards": getattr(self, "search_shards", None),
+                    "procs_per_gpu": getattr(self, "procs_per_gpu", None) if dev and dev.kind == "gpu" else None,
                     "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
                     "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
                     "searched_tasks": self.searched_tasks,
