@@ -68,7 +68,7 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
     stop.set()
     watcher.join()
     if proc.returncode != 0:
-        raise SystemExit(f"{mode}: run failed ({proc.returncode}):\n{err[-2000:]}")
+        raise SystemExit(f"{mode}: run failed ({proc.returncode}):\n{err[-6000:]}")
     report = json.load(open(os.path.join(out, "report.json")))
     score = subprocess.run([sys.executable, "-m", "pipeline", "score", os.path.join(out, "submission.json"),
                             "-d", args.dataset] + (["-c", str(args.count)] if args.count else []),

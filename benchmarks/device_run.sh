@@ -47,8 +47,8 @@ for step in "$@"; do
     buckets3) for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages"
              done ;;
-    ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" 2>&1 | tail -7 ;;
-    ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" 2>&1 | tail -7 ;;
+    ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" > "$out/ppg3.txt" 2>&1; tail -7 "$out/ppg3.txt" ;;
+    ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" > "$out/ppg2.txt" 2>&1; tail -7 "$out/ppg2.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

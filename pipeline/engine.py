@@ -15,6 +15,10 @@ from pipeline.program import FoundProgram
 from pipeline.search import Search
 
 
+# Device memory budgeted per cell of a search block (see search_shard).
+BYTES_PER_CELL = 300
+
+
 @dataclass
 class EngineResult:
     """What the search found per task id, with merged statistics."""
@@ -48,10 +52,15 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
 
     with cupy.cuda.Device(gpu):
         free, total = cupy.cuda.runtime.memGetInfo()
-        # Blocks follow device memory: about 60 bytes of temporaries per cell in flight. Processes
-        # sharing the GPU start together, so each takes its share of the total, within what is free.
-        share = min(free, total // max(1, gpu_share))
-        block_cells = int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // 60)))
+        # Processes sharing a GPU start together: each caps its memory pool at its share of the
+        # card (CuPy frees its cached blocks and retries before it reports out-of-memory, which
+        # the search answers by halving the block), so none starves the others.
+        share = int(min(free, 0.9 * total / max(1, gpu_share)))
+        if gpu_share > 1:
+            cupy.get_default_memory_pool().set_limit(size=share)
+        # Blocks follow that memory: a transform's temporaries peak at a few hundred bytes per
+        # cell (zero-padded buckets, int64 labels and indices).
+        block_cells = int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL)))
         return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
 
 
