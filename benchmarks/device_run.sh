@@ -16,6 +16,8 @@
 #   buckets3 depth 3 on the first 100 tasks on one GPU with two bucket layouts
 #   ppg3     depth 3 on one GPU with 1, 2 and 4 search processes sharing it (same run)
 #   ppg2     depth 2: all CPU cores vs one GPU with 1 and 4 search processes (same run)
+#   prof3all profile depth 3 on all arc1-train tasks on one GPU (synchronised stage/primitive times)
+#   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -49,6 +51,12 @@ for step in "$@"; do
              done ;;
     ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" > "$out/ppg3.txt" 2>&1; tail -7 "$out/ppg3.txt" ;;
     ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" > "$out/ppg2.txt" 2>&1; tail -7 "$out/ppg2.txt" ;;
+    prof3all) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 40 > "$out/prof3all.txt" 2>&1; grep -E "tasks|stages" "$out/prof3all.txt" ;;
+    d3util) nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$out/d3util.csv" &
+            smi=$!
+            timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1 --json "$out/d3util.json" 2>&1 | tail -3
+            kill $smi
+            python3 -c "import sys; v=[int(l.split(',')[0]) for l in open(sys.argv[1]) if l.strip()]; print(f'utilisation: {len(v)} samples, mean {sum(v)/max(1,len(v)):.0f}%, >=90%: {sum(x>=90 for x in v)/max(1,len(v)):.0%}')" "$out/d3util.csv" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac
