@@ -18,6 +18,7 @@
 #   ppg2     depth 2: all CPU cores vs one GPU with 1 and 4 search processes (same run)
 #   prof3all profile depth 3 on all arc1-train tasks on one GPU (synchronised stage/primitive times)
 #   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
+#   sides3   depth 3 on all arc1-train on one GPU with three bucket layouts (profiled, synchronised)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -27,6 +28,12 @@ if [ -d .whl ]; then
   export PYTHONPATH=/tmp/site:$PWD
 fi
 export PYTHONUNBUFFERED=1
+# CuPy's compiled kernels: carried in and out as kcache.tar.gz so a fresh machine need not
+# recompile them (~80 s); each step below then times warm kernels.
+export CUPY_CACHE_DIR=/tmp/kcache
+mkdir -p "$CUPY_CACHE_DIR"
+if [ -f .kcache/kcache.tar.gz ]; then tar -xzf .kcache/kcache.tar.gz -C "$CUPY_CACHE_DIR"; fi
+trap 'tar -czf "$out/kcache.tar.gz" -C "$CUPY_CACHE_DIR" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
@@ -57,6 +64,9 @@ for step in "$@"; do
             timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1 --json "$out/d3util.json" 2>&1 | tail -3
             kill $smi
             python3 -c "import sys; v=[int(l.split(',')[0]) for l in open(sys.argv[1]) if l.strip()]; print(f'utilisation: {len(v)} samples, mean {sum(v)/max(1,len(v)):.0f}%, >=90%: {sum(x>=90 for x in v)/max(1,len(v)):.0%}')" "$out/d3util.csv" ;;
+    sides3) for b in 10,30 10,20,30 5,10,15,20,30; do
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/sides3.txt" | grep -E "tasks|stages"
+             done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

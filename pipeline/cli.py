@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
     run.add_argument("--gpus", type=int, default=None, help="use at most this many GPUs")
     run.add_argument("--procs-per-gpu", type=_positive_int, default=None,
-                     help="search processes sharing each GPU (default: up to 4, one per free CPU core)")
+                     help="search processes sharing each GPU (default 1: more time-slice it, measured slower)")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
     run.add_argument("--lease-ttl", type=float, default=60.0,
                      help="seconds before a crashed instance's task leases expire")

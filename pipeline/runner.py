@@ -36,10 +36,10 @@ DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
 # chunks of fewer tasks than this are searched on the CPU even in GPU mode.
 GPU_MIN_TASKS = 16
-# Search processes per GPU when enough CPU cores are free (--procs-per-gpu overrides). One process
-# leaves the GPU idle while its Python launches the next kernels; several on one GPU overlap that
-# host time with each other's device work (benchmarks/RESULTS.md).
-GPU_PROCS_DEFAULT = 4
+# Search processes per GPU (--procs-per-gpu overrides). Measured on an H100 (benchmarks/RESULTS.md):
+# processes sharing a GPU time-slice it rather than overlap, so more than one is slower (depth 2:
+# 10.2 s search with one, 17.6 s with four; depth 3: no gain with two or four).
+GPU_PROCS_DEFAULT = 1
 
 
 @dataclass
@@ -137,7 +137,7 @@ class Run:
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         n_gpus = len(self.device.gpus)
-        self.procs_per_gpu = o.procs_per_gpu or max(1, min(GPU_PROCS_DEFAULT, self.cpu_shards // max(1, n_gpus)))
+        self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
         self.search_shards = n_gpus * self.procs_per_gpu if self.device.kind == "gpu" else self.cpu_shards
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
