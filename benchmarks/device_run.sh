@@ -19,6 +19,7 @@
 #   prof3all profile depth 3 on all arc1-train tasks on one GPU (synchronised stage/primitive times)
 #   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
 #   sides3   depth 3 on all arc1-train on one GPU with three bucket layouts (profiled, synchronised)
+#   costs    host and device time of every transform on the first level-2 and level-3 blocks
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -67,6 +68,9 @@ for step in "$@"; do
     sides3) for b in 10,30 10,20,30 5,10,15,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/sides3.txt" | grep -E "tasks|stages"
              done ;;
+    costs) for lv in 2 3; do
+             timeout 300 python3 benchmarks/primitive_costs.py --gpu --level $lv --top 45 > "$out/costs$lv.txt" 2>&1; head -3 "$out/costs$lv.txt"
+           done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -1,0 +1,102 @@
+"""Host and device time of every transform on one real search block (is it launch- or GPU-bound?).
+
+Runs the search up to level ``--level`` - 1 on the tasks, takes the first frontier block that the
+search would expand at level ``--level``, and times ``Search._apply`` (the transform, its size
+buckets, hashing and result layout) on it for every transform. On a GPU it uses
+``cupyx.profiler.benchmark``, which reports the host's time (Python and kernel launches) and the
+device's time (CUDA events) separately: a transform whose device time is far below its host time
+is bound by launches, one whose device time dominates is bound by the GPU's work.
+
+    python benchmarks/primitive_costs.py --count 40 --level 2            # CPU
+    python benchmarks/primitive_costs.py --gpu --level 3 --top 40         # GPU, a depth-3 block
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from pipeline.problem import Problem
+from pipeline.search import Search
+from pipeline.tasks import load_tasks
+
+
+def frontier_block(search: Search, level: int):
+    """The first block the search expands at ``level`` (the search runs levels before it)."""
+    captured = []
+    real = search._expand_level
+
+    def capture(frontier, lvl, last, deadline):
+        if lvl == level:
+            captured.append(frontier[0])
+            raise StopIteration
+        return real(frontier, lvl, last, deadline)
+
+    search._expand_level = capture
+    try:
+        search.run(level)
+    except StopIteration:
+        pass
+    search._expand_level = real
+    return captured[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="arc1-train")
+    parser.add_argument("--count", type=int, default=0)
+    parser.add_argument("--level", type=int, default=2)
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args()
+    tasks, _ = load_tasks(args.dataset, args.count)
+    xp = np
+    if args.gpu:
+        import cupy as xp
+        from cupyx.profiler import benchmark
+    search = Search(Problem(tasks, xp), states_per_task=8000)
+    block = frontier_block(search, args.level)
+    items = block.items
+    print(f"block: {block.num_states} states, {items.count} grids, {int(items.cells.shape[0])} cells, "
+          f"{len(items.padded().buckets)} size buckets")
+    lay = items.padded()
+
+    def primitive_only(tr):
+        """The transform alone on every size bucket (what _apply adds is hashing and layout)."""
+        if tr.primitive.elementwise:
+            return tr(xp, items.cells.reshape(1, 1, -1))
+        return [tr.padded(xp, lay.stack(b), items.h[b[2]], items.w[b[2]]) for b in lay.buckets]
+
+    rows = []
+    for tr in search.transforms:
+        if args.gpu:
+            res = benchmark(search._apply, (block, tr), n_repeat=args.repeat, n_warmup=1)
+            host, dev = float(np.median(res.cpu_times)), float(np.median(res.gpu_times[0]))
+            res = benchmark(primitive_only, (tr,), n_repeat=args.repeat, n_warmup=1)
+            prim = float(np.median(res.gpu_times[0]))
+        else:
+            times = []
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                search._apply(block, tr)
+                times.append(time.perf_counter() - t0)
+            host, dev, prim = float(np.median(times)), float("nan"), float("nan")
+        rows.append((tr.name, host, dev, prim))
+    host_sum = sum(r[1] for r in rows)
+    dev_sum = sum(r[2] for r in rows)
+    print(f"all {len(rows)} transforms: host {host_sum:.3f} s, device {dev_sum:.3f} s "
+          f"({items.count * len(rows) / max(dev_sum, host_sum):.3g} grid transforms/s)")
+    print(f"device time of the primitives alone (no hashing or layout): {sum(r[3] for r in rows):.3f} s")
+    by_name: dict = {}
+    for name, host, dev, prim in rows:
+        h, d, p, n = by_name.get(name, (0.0, 0.0, 0.0, 0))
+        by_name[name] = (h + host, d + dev, p + prim, n + 1)
+    print(f"{'primitive':26} {'host ms':>9} {'device ms':>10} {'alone ms':>9} {'n':>3}")
+    for name, (h, d, p, n) in sorted(by_name.items(), key=lambda kv: -max(kv[1][0], kv[1][1]))[:args.top]:
+        print(f"{name:26} {h * 1e3:9.1f} {d * 1e3:10.1f} {p * 1e3:9.1f} {n:3}")
+
+
+if __name__ == "__main__":
+    main()
