@@ -1,7 +1,8 @@
 """Benchmark the whole search pipeline (``python -m pipeline run``) and print its figures.
 
 For each mode (``cpu``: ``-m``; ``gpu``: ``-g``; ``gpuN``: ``-g`` on at most N GPUs; ``gpuNxP``: the
-same with P search processes sharing each GPU) it runs a cold
+same with P search processes sharing each GPU; a suffix ``-arrays``: without the CUDA kernels of
+``solvers.kernels``) it runs a cold
 run (fresh cache) and prints: test outputs correct (Kaggle rule, 2 attempts), wall seconds, search
 seconds, deduplicated states, states per second (and per core on the CPU), grid transforms per
 second, and peak memory of the run's processes. Modes given together run one after the other in
@@ -51,15 +52,19 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
            "--states-per-task", str(args.states_per_task)] + ([] if warm else ["-i"])
     if args.count:
         cmd += ["-c", str(args.count)]
-    if mode == "cpu":
+    env = dict(os.environ)
+    base_mode, _, variant = mode.partition("-")
+    if variant == "arrays":  # the GPU without solvers.kernels: every primitive as array calls
+        env["ARCBATT_NO_KERNELS"] = "1"
+    if base_mode == "cpu":
         cmd.append("-m")
     else:
         cmd.append("-g")
-        if mode != "gpu":
-            gpus, _, procs = mode[3:].partition("x")
+        if base_mode != "gpu":
+            gpus, _, procs = base_mode[3:].partition("x")
             cmd += ["--gpus", gpus] + (["--procs-per-gpu", procs] if procs else [])
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     stop, peak = threading.Event(), []
     watcher = threading.Thread(target=_peak_rss, args=(proc, stop, peak), daemon=True)
     watcher.start()

@@ -20,6 +20,8 @@
 #   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
 #   sides3   depth 3 on all arc1-train on one GPU with three bucket layouts (profiled, synchronised)
 #   costs    host and device time of every transform on the first level-2 and level-3 blocks
+#   kern3    depth 3 on one GPU with the CUDA kernels of solvers.kernels and without (same run)
+#   kern2    depth 2: all CPU cores, one GPU with and without the kernels (same run)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -39,7 +41,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case "$step" in
-    tests) timeout 300 python3 -m pytest tests/test_gpu.py -q 2>&1 | tail -3 ;;
+    tests) timeout 300 python3 -m pytest tests/test_gpu.py -q -x > "$out/tests.txt" 2>&1; tail -30 "$out/tests.txt" ;;
     warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
@@ -71,6 +73,8 @@ for step in "$@"; do
     costs) for lv in 2 3; do
              timeout 300 python3 benchmarks/primitive_costs.py --gpu --level $lv --top 45 > "$out/costs$lv.txt" 2>&1; head -3 "$out/costs$lv.txt"
            done ;;
+    kern3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu1-arrays --json "$out/kern3.json" > "$out/kern3.txt" 2>&1; tail -6 "$out/kern3.txt" ;;
+    kern2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1,gpu1-arrays --json "$out/kern2.json" > "$out/kern2.txt" 2>&1; tail -7 "$out/kern2.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

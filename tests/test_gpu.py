@@ -88,3 +88,35 @@ def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
                         "-C", f"disk:{tmp_path / ('cache' + flag)}", "-D", "2"], check=True, timeout=600)
         outs.append((out / "submission.json").read_bytes())
     assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("density", [0.1, 0.5, 0.9])
+def test_kernels_match_their_array_call_versions(density):
+    """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
+    stacks from sparse to dense (long winding components), of several shapes."""
+    import scipy.ndimage
+
+    from solvers import kernels
+    from solvers.primitives.draw import _nearest_before
+    from solvers.primitives.lines import _SCAN, _as_down, _ray_down
+    from solvers.primitives.regions import enclosed_background
+
+    rng = np.random.default_rng(int(density * 10))
+    for h, w in [(1, 1), (1, 30), (5, 7), (30, 30), (17, 29)]:
+        g = (rng.integers(1, 4, (50, h, w)) * (rng.random((50, h, w)) < density)).astype(np.uint8)
+        dg = cupy.asarray(g)
+        for conn, structure in ((4, scipy.ndimage.generate_binary_structure(2, 1)),
+                                (8, np.ones((3, 3), dtype=bool))):
+            full = np.zeros((3, 3, 3), dtype=bool)
+            full[1] = structure
+            want, count = scipy.ndimage.label(g != 0, structure=full)
+            got, got_count = kernels.label_stack(cupy, dg != 0, conn)
+            assert got_count == count
+            assert np.array_equal(cupy.asnumpy(got), want)
+        assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
+        for d, (axis, reverse) in _SCAN.items():
+            want = _as_down(np, g, d, _ray_down)
+            assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, reverse, True)), want), d
+        for axis in (1, 2):
+            want = _nearest_before(np, g, axis)
+            assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, False, False)), want)

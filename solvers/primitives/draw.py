@@ -7,6 +7,7 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
+from solvers import kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.registry import primitive
@@ -27,9 +28,13 @@ def _nearest_before(xp, g, axis):
 
 def _between(xp, g, axis):
     """Colour of the two nearest non-zero cells on either side along ``axis`` where they agree."""
-    before = _nearest_before(xp, g, axis)
-    flip = (slice(None),) * axis + (slice(None, None, -1),)
-    after = _nearest_before(xp, g[flip], axis)[flip]
+    if kernels.enabled(xp):
+        before = kernels.line_carry(xp, g, axis, reverse=False, inclusive=False)
+        after = kernels.line_carry(xp, g, axis, reverse=True, inclusive=False)
+    else:
+        before = _nearest_before(xp, g, axis)
+        flip = (slice(None),) * axis + (slice(None, None, -1),)
+        after = _nearest_before(xp, g[flip], axis)[flip]
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 

@@ -1,12 +1,15 @@
 """Movement and lines: gravity and rays drawn from pixels, as scans along one axis of the stack."""
 from __future__ import annotations
 
+from solvers import kernels
 from solvers.registry import primitive
 from solvers.ragged import real_mask, same_shape
 from solvers.xp import cummax, stable_argsort
 
 # Each direction is computed as "towards the bottom" on a rotated view, then rotated back.
 _TO_DOWN = {"down": 0, "left": 1, "up": 2, "right": 3}
+# The same scans as (axis, reverse) for the line kernels: "down" scans each column top to bottom.
+_SCAN = {"down": (1, False), "up": (1, True), "left": (2, True), "right": (2, False)}
 
 
 def _as_down(xp, g, direction, fn):
@@ -28,6 +31,8 @@ def gravity(xp, g, h, w, direction):
     """Let every non-zero cell fall towards ``direction``, keeping the order within its line."""
     axis = 1 if direction in ("down", "up") else 2
     towards_end = direction in ("down", "right")
+    if kernels.enabled(xp):
+        return same_shape(xp, g, h, w, kernels.line_compact(xp, g, h, w, axis, towards_end))
     solid = g != 0
     # Sort key per line: padding always last; then zeros before cells (falling to the end) or after.
     key = xp.where(solid, 0 if not towards_end else 1, 1 if not towards_end else 0).astype(xp.int8)
@@ -49,6 +54,9 @@ def rays(xp, g, direction):
     dirs = {"lr": ("left", "right"), "ud": ("down", "up"), "all": ("down", "up", "left", "right")}
     out = None
     for d in dirs.get(direction, (direction,)):
-        ray = _as_down(xp, g, d, _ray_down)
+        if kernels.enabled(xp):
+            ray = kernels.line_carry(xp, g, *_SCAN[d], inclusive=True)
+        else:
+            ray = _as_down(xp, g, d, _ray_down)
         out = ray if out is None else xp.where(out == 0, ray, out)
     return out

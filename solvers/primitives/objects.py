@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.batch import bounding_boxes, colour_counts, crop_boxes
+from solvers import kernels
 from solvers.registry import primitive
 from solvers.xp import ndimage, repeat_index
 
@@ -35,7 +36,10 @@ def label_objects(xp, g, conn: int, by_colour: bool):
         gi = xp.arange(n)
         slabs = g != 0
     if slabs.shape[0]:
-        lab, total = nd.label(slabs, structure=structure)
+        if kernels.enabled(xp):
+            lab, total = kernels.label_stack(xp, slabs, conn)
+        else:
+            lab, total = nd.label(slabs, structure=structure)
         total = int(total)
         p, r, c = xp.nonzero(lab)
         vals = lab[p, r, c].astype(xp.int64)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.primitives.objects import label_objects
+from solvers.primitives.regions import enclosed_background
 from solvers.registry import primitive
-from solvers.xp import ndimage
 
 
 def mark(xp, colours):
@@ -69,16 +69,6 @@ def color_by_rank(xp, g):
     labels, owner, sizes, _ = label_objects(xp, g, 4, True)
     ranks = size_ranks(xp, owner, sizes)
     return xp.where(labels > 0, _code(xp, ranks)[labels], g.dtype.type(0))
-
-
-def enclosed_background(xp, g):
-    """Background cells that cannot reach the border through background (4-connected)."""
-    structure = np.zeros((3, 3, 3), dtype=bool)
-    structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
-    # A background frame around every grid joins all border-touching regions into one.
-    framed = xp.pad(g == 0, ((0, 0), (1, 1), (1, 1)), constant_values=True)
-    labels, _ = ndimage(xp).label(framed, structure=structure)
-    return (labels[:, 1:-1, 1:-1] != labels[:, :1, :1]) & (g == 0)
 
 
 @primitive(pad="inplace")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers import kernels
 from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.primitives.colour import COLOURS
 from solvers.registry import primitive
@@ -13,17 +14,22 @@ def _padded(xp, mask, value):
     return xp.pad(mask, ((0, 0), (1, 1), (1, 1)), constant_values=value)
 
 
+def enclosed_background(xp, g):
+    """Background cells that cannot reach the border through background (4-connected)."""
+    if kernels.enabled(xp):
+        return kernels.enclosed_background(xp, g)
+    structure = np.zeros((3, 3, 3), dtype=bool)
+    structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
+    # A background frame around every grid joins all border-touching regions into one.
+    framed = _padded(xp, g == 0, True)
+    labels, _ = ndimage(xp).label(framed, structure=structure)
+    return (labels[:, 1:-1, 1:-1] != labels[:, :1, :1]) & (g == 0)
+
+
 @primitive(COLOURS, pad="inplace")
 def fill_enclosed(xp, g, c):
     """Paint with ``c`` the background cells that cannot reach the border (4-connected)."""
-    nd = ndimage(xp)
-    structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
-    structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
-    # A background frame around every grid joins all border-touching regions into one.
-    labels, _ = nd.label(_padded(xp, g == 0, True), structure=structure)
-    outside = labels[:, :1, :1]
-    inner = (labels[:, 1:-1, 1:-1] != outside) & (g == 0)
-    return xp.where(inner, g.dtype.type(c), g)
+    return xp.where(enclosed_background(xp, g), g.dtype.type(c), g)
 
 
 def _neighbours_all(xp, mask, outside_value):

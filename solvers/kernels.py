@@ -1,0 +1,214 @@
+"""CUDA kernels for the few steps that are slow as array calls on a GPU.
+
+The DSL is written once in array calls (NumPy or CuPy). Measured on an H100 on a real depth-3
+search block (``benchmarks/primitive_costs.py``), a few steps cost far more on the GPU than their
+work: scans along the lines of a grid (gravity, rays, lines between pixels) ran as sorts and
+log-step scans over int64 temporaries, and connected regions as CuPy's general-purpose labelling.
+Here each of those is one small kernel: a thread per line of a grid, or a thread block per grid
+working in shared memory. Each function gives exactly what its array-call version in the DSL
+gives (the GPU tests compare them); the primitives call it only when :func:`enabled` says so, and
+the CPU always runs the array calls.
+
+Set ``ARCBATT_NO_KERNELS=1`` to run the array-call versions on the GPU too (tests, benchmarks).
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+_SOURCE = r"""
+// One thread per line (a column for axis 1, a row for axis 2) of every grid of an (n, H, W) stack.
+extern "C" __global__ void line_carry(const unsigned char* g, unsigned char* out, long long n,
+                                      int H, int W, int axis, int reverse, int inclusive) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    int lines = axis == 1 ? W : H, len = axis == 1 ? H : W, step = axis == 1 ? W : 1;
+    if (t >= n * lines) return;
+    long long i = t / lines;
+    int j = (int)(t % lines);
+    long long base = i * H * W + (axis == 1 ? j : (long long)j * W);
+    unsigned char carry = 0;
+    for (int k = 0; k < len; ++k) {
+        long long at = base + (long long)(reverse ? len - 1 - k : k) * step;
+        unsigned char v = g[at];
+        if (inclusive) { if (v) carry = v; out[at] = carry; }
+        else { out[at] = carry; if (v) carry = v; }
+    }
+}
+
+// Gravity: in every real line, the non-zero cells in order, moved to its end (to_end) or start.
+extern "C" __global__ void line_compact(const unsigned char* g, unsigned char* out, long long n,
+                                        int H, int W, const long long* h, const long long* w,
+                                        int axis, int to_end) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    int lines = axis == 1 ? W : H, len = axis == 1 ? H : W, step = axis == 1 ? W : 1;
+    if (t >= n * lines) return;
+    long long i = t / lines;
+    int j = (int)(t % lines);
+    long long base = i * H * W + (axis == 1 ? j : (long long)j * W);
+    int real_lines = (int)(axis == 1 ? w[i] : h[i]);
+    int real_len = (int)(axis == 1 ? h[i] : w[i]);
+    if (j >= real_lines) real_len = 0;
+    int solid = 0;
+    for (int k = 0; k < real_len; ++k) solid += g[base + (long long)k * step] != 0;
+    int pos = to_end ? real_len - solid : 0;
+    for (int k = 0; k < real_len; ++k) {
+        unsigned char v = g[base + (long long)k * step];
+        if (v) out[base + (long long)(pos++) * step] = v;
+    }
+    int zero_lo = to_end ? 0 : solid, zero_hi = to_end ? real_len - solid : real_len;
+    for (int k = zero_lo; k < zero_hi; ++k) out[base + (long long)k * step] = 0;
+    for (int k = real_len; k < len; ++k) out[base + (long long)k * step] = g[base + (long long)k * step];
+}
+
+// One block per grid: background cells (0) that reach the grid's border through background
+// (4-connected); ``inner`` is 1 on the background cells that do not.
+extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned char* inner,
+                                               int H, int W) {
+    __shared__ unsigned char open_[1024];
+    __shared__ unsigned char reach[1024];
+    int FH = H + 2, FW = W + 2, cells = FH * FW, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int y = t / FW, x = t % FW;
+    bool active = t < cells;
+    bool frame = active && (y == 0 || x == 0 || y == FH - 1 || x == FW - 1);
+    unsigned char v = 0;
+    if (active && !frame) v = g[i * H * W + (long long)(y - 1) * W + (x - 1)];
+    if (active) { open_[t] = frame || v == 0; reach[t] = frame; }
+    __syncthreads();
+    while (true) {
+        int changed = 0;
+        if (active && open_[t] && !reach[t]) {
+            if ((y > 0 && reach[t - FW]) || (y < FH - 1 && reach[t + FW]) ||
+                (x > 0 && reach[t - 1]) || (x < FW - 1 && reach[t + 1])) {
+                reach[t] = 1;
+                changed = 1;
+            }
+        }
+        if (!__syncthreads_or(changed)) break;
+    }
+    if (active && !frame) inner[i * H * W + (long long)(y - 1) * W + (x - 1)] = v == 0 && !reach[t];
+}
+
+// One block per (H, W) slab of a boolean stack: each set cell gets the flat index (in its slab)
+// of the first cell in reading order of its connected component (4 or 8 neighbours), -1 elsewhere.
+extern "C" __global__ void component_roots(const bool* mask, int* root, int H, int W, int conn) {
+    __shared__ int lab[1024];
+    int cells = H * W, t = threadIdx.x;
+    long long s = blockIdx.x;
+    int y = t / W, x = t % W;
+    bool on = t < cells && mask[s * cells + t];
+    const int BIG = 1 << 30;
+    if (t < cells) lab[t] = on ? t : BIG;
+    __syncthreads();
+    while (true) {
+        int changed = 0;
+        if (on) {
+            int best = lab[t];
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dx = -1; dx <= 1; ++dx) {
+                    if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
+                    int yy = y + dy, xx = x + dx;
+                    if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                    int v = lab[yy * W + xx];
+                    if (v < best) best = v;
+                }
+            }
+            if (best < lab[t]) { lab[t] = best; changed = 1; }
+        }
+        if (!__syncthreads_or(changed)) break;
+    }
+    if (t < cells) root[s * cells + t] = on ? lab[t] : -1;
+}
+"""
+
+_THREADS = 256
+
+
+def enabled(xp) -> bool:
+    """True when ``xp`` is CuPy and the kernels are not switched off (``ARCBATT_NO_KERNELS``)."""
+    return xp is not np and os.environ.get("ARCBATT_NO_KERNELS", "") in ("", "0")
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(name: str):
+    import cupy
+
+    return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
+
+
+def _line_launch(n: int, lines: int):
+    total = n * lines
+    return ((total + _THREADS - 1) // _THREADS,), (_THREADS,)
+
+
+def line_carry(xp, g, axis: int, reverse: bool, inclusive: bool):
+    """For each cell of the uint8 stack ``g`` (n, H, W): the last non-zero value met scanning its
+    line along ``axis`` (1: down the columns, 2: along the rows; ``reverse``: the other way), up to
+    and including the cell (``inclusive``) or strictly before it; 0 where there is none."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = _line_launch(n, W if axis == 1 else H)
+        _kernel("line_carry")(grid, block, (g, out, np.int64(n), np.int32(H), np.int32(W), np.int32(axis),
+                                            np.int32(bool(reverse)), np.int32(bool(inclusive))))
+    return out
+
+
+def line_compact(xp, g, h, w, axis: int, to_end: bool):
+    """Gravity on a zero-padded stack with real sides ``h``, ``w``: in every real line along
+    ``axis``, the non-zero cells keep their order and move to its end (``to_end``) or start."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        h = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(h, dtype=xp.int64), (n,)))
+        w = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(w, dtype=xp.int64), (n,)))
+        grid, block = _line_launch(n, W if axis == 1 else H)
+        _kernel("line_compact")(grid, block, (g, out, np.int64(n), np.int32(H), np.int32(W), h, w,
+                                              np.int32(axis), np.int32(bool(to_end))))
+    return out
+
+
+def enclosed_background(xp, g):
+    """True on the background (0) cells of each grid of ``g`` that cannot reach its border through
+    background cells (4-connected)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    inner = xp.zeros(g.shape, dtype=xp.uint8)
+    if n and H and W:
+        _kernel("enclosed_background")((n,), (_block_threads((H + 2) * (W + 2)),),
+                                       (g, inner, np.int32(H), np.int32(W)))
+    return inner.view(xp.bool_)
+
+
+def label_stack(xp, mask, conn: int):
+    """Connected components of every slab of a boolean ``(s, H, W)`` stack (never across slabs).
+
+    Returns ``(labels int32, count)`` numbered 1, 2, ... in reading order of each component's first
+    cell over the whole stack, as ``scipy.ndimage.label`` numbers them.
+    """
+    mask = xp.ascontiguousarray(mask)
+    s, H, W = mask.shape
+    if mask.size == 0:
+        return xp.zeros(mask.shape, dtype=xp.int32), 0
+    root = xp.empty(mask.shape, dtype=xp.int32)
+    _kernel("component_roots")((s,), (_block_threads(H * W),), (mask, root, np.int32(H), np.int32(W),
+                                                                   np.int32(conn)))
+    flat = root.reshape(s, H * W)
+    own = xp.arange(H * W, dtype=xp.int32)[None, :]
+    is_first = (flat == own).reshape(-1)
+    number = xp.cumsum(is_first, dtype=xp.int32)
+    count = int(number[-1])
+    slab_base = (xp.arange(s, dtype=xp.int64) * (H * W))[:, None]
+    at = xp.where(flat >= 0, slab_base + flat, 0)
+    labels = xp.where(flat >= 0, number[at], 0).astype(xp.int32)
+    return labels.reshape(s, H, W), count
+
+
+def _block_threads(cells: int) -> int:
+    if cells > 1024:
+        raise ValueError(f"grids up to 30x30 (with a frame: 1024 cells), got {cells} cells")
+    return max(32, (cells + 31) // 32 * 32)
