@@ -3,7 +3,8 @@
 The DSL is written once in array calls (NumPy or CuPy). Measured on an H100 on a real depth-3
 search block (``benchmarks/primitive_costs.py``), a few steps cost far more on the GPU than their
 work: scans along the lines of a grid (gravity, rays, lines between pixels) ran as sorts and
-log-step scans over int64 temporaries, and connected regions as CuPy's general-purpose labelling.
+log-step scans over int64 temporaries, and objects as CuPy's general-purpose labelling followed by
+sorts over every object cell.
 Here each of those is one small kernel: a thread per line of a grid, or a thread block per grid
 working in shared memory. Each function gives exactly what its array-call version in the DSL
 gives (the GPU tests compare them); the primitives call it only when :func:`enabled` says so, and
@@ -91,16 +92,20 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
     if (active && !frame) inner[i * H * W + (long long)(y - 1) * W + (x - 1)] = v == 0 && !reach[t];
 }
 
-// One block per (H, W) slab of a boolean stack: each set cell gets the flat index (in its slab)
-// of the first cell in reading order of its connected component (4 or 8 neighbours), -1 elsewhere.
-extern "C" __global__ void component_roots(const bool* mask, int* root, int H, int W, int conn) {
+// One block per grid of an (n, H, W) uint8 stack: each non-zero cell gets the flat index (in its
+// grid) of the first cell in reading order of its object (4 or 8 neighbours; of one colour when
+// by_colour, else any non-zero colours), -1 on the background.
+extern "C" __global__ void object_roots(const unsigned char* g, int* root, int H, int W, int conn,
+                                        int by_colour) {
     __shared__ int lab[1024];
+    __shared__ unsigned char col[1024];
     int cells = H * W, t = threadIdx.x;
-    long long s = blockIdx.x;
+    long long i = blockIdx.x;
     int y = t / W, x = t % W;
-    bool on = t < cells && mask[s * cells + t];
+    unsigned char v = t < cells ? g[i * cells + t] : 0;
+    bool on = v != 0;
     const int BIG = 1 << 30;
-    if (t < cells) lab[t] = on ? t : BIG;
+    if (t < cells) { lab[t] = on ? t : BIG; col[t] = v; }
     __syncthreads();
     while (true) {
         int changed = 0;
@@ -111,15 +116,17 @@ extern "C" __global__ void component_roots(const bool* mask, int* root, int H, i
                     if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
                     int yy = y + dy, xx = x + dx;
                     if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
-                    int v = lab[yy * W + xx];
-                    if (v < best) best = v;
+                    int nb = yy * W + xx;
+                    if (col[nb] == 0 || (by_colour && col[nb] != v)) continue;
+                    int lv = lab[nb];
+                    if (lv < best) best = lv;
                 }
             }
             if (best < lab[t]) { lab[t] = best; changed = 1; }
         }
         if (!__syncthreads_or(changed)) break;
     }
-    if (t < cells) root[s * cells + t] = on ? lab[t] : -1;
+    if (t < cells) root[i * cells + t] = on ? lab[t] : -1;
 }
 """
 
@@ -184,28 +191,33 @@ def enclosed_background(xp, g):
     return inner.view(xp.bool_)
 
 
-def label_stack(xp, mask, conn: int):
-    """Connected components of every slab of a boolean ``(s, H, W)`` stack (never across slabs).
+def label_objects(xp, g, conn: int, by_colour: bool):
+    """Objects of every grid of the uint8 stack ``g``, as ``objects.label_objects`` returns them:
+    ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there).
 
-    Returns ``(labels int32, count)`` numbered 1, 2, ... in reading order of each component's first
-    cell over the whole stack, as ``scipy.ndimage.label`` numbers them.
+    Labels are numbered in reading order of each object's first cell over the stack (the array-call
+    version numbers them by grid and colour; no primitive depends on the numbering).
     """
-    mask = xp.ascontiguousarray(mask)
-    s, H, W = mask.shape
-    if mask.size == 0:
-        return xp.zeros(mask.shape, dtype=xp.int32), 0
-    root = xp.empty(mask.shape, dtype=xp.int32)
-    _kernel("component_roots")((s,), (_block_threads(H * W),), (mask, root, np.int32(H), np.int32(W),
-                                                                   np.int32(conn)))
-    flat = root.reshape(s, H * W)
-    own = xp.arange(H * W, dtype=xp.int32)[None, :]
-    is_first = (flat == own).reshape(-1)
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    cells = H * W
+    root = xp.empty(g.shape, dtype=xp.int32)
+    if g.size:
+        _kernel("object_roots")((n,), (_block_threads(cells),), (g, root, np.int32(H), np.int32(W),
+                                                                np.int32(conn), np.int32(bool(by_colour))))
+    flat = root.reshape(n, cells)
+    is_first = (flat == xp.arange(cells, dtype=xp.int32)[None, :]).reshape(-1)
     number = xp.cumsum(is_first, dtype=xp.int32)
-    count = int(number[-1])
-    slab_base = (xp.arange(s, dtype=xp.int64) * (H * W))[:, None]
-    at = xp.where(flat >= 0, slab_base + flat, 0)
-    labels = xp.where(flat >= 0, number[at], 0).astype(xp.int32)
-    return labels.reshape(s, H, W), count
+    starts = xp.nonzero(is_first)[0]
+    total = int(starts.shape[0])
+    at = xp.where(flat >= 0, (xp.arange(n, dtype=xp.int64) * cells)[:, None] + flat, 0)
+    labels = xp.where(flat >= 0, number[at], 0).astype(xp.int32).reshape(n, H, W)
+    owner = xp.zeros(total + 1, dtype=xp.int64)
+    owner[1:] = starts // cells
+    first = xp.zeros(total + 1, dtype=xp.int64)
+    first[1:] = starts
+    sizes = xp.bincount(labels.reshape(-1), minlength=total + 1)
+    return labels, owner, sizes, first
 
 
 def _block_threads(cells: int) -> int:

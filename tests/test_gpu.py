@@ -94,25 +94,27 @@ def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
 def test_kernels_match_their_array_call_versions(density):
     """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
-    import scipy.ndimage
-
     from solvers import kernels
     from solvers.primitives.draw import _nearest_before
     from solvers.primitives.lines import _SCAN, _as_down, _ray_down
+    from solvers.primitives.objects import label_objects
     from solvers.primitives.regions import enclosed_background
 
     rng = np.random.default_rng(int(density * 10))
     for h, w in [(1, 1), (1, 30), (5, 7), (30, 30), (17, 29)]:
         g = (rng.integers(1, 4, (50, h, w)) * (rng.random((50, h, w)) < density)).astype(np.uint8)
         dg = cupy.asarray(g)
-        for conn, structure in ((4, scipy.ndimage.generate_binary_structure(2, 1)),
-                                (8, np.ones((3, 3), dtype=bool))):
-            full = np.zeros((3, 3, 3), dtype=bool)
-            full[1] = structure
-            want, count = scipy.ndimage.label(g != 0, structure=full)
-            got, got_count = kernels.label_stack(cupy, dg != 0, conn)
-            assert got_count == count
-            assert np.array_equal(cupy.asnumpy(got), want)
+        for conn in (4, 8):
+            for by_colour in (True, False):
+                want = label_objects(np, g, conn, by_colour)
+                got = [cupy.asnumpy(a) for a in kernels.label_objects(cupy, dg, conn, by_colour)]
+                # Numbering may differ: compare each cell's object by its first cell, and sizes.
+                for (labels, owner, sizes, first) in (want, got):
+                    assert labels.max() == len(owner) - 1 == len(first) - 1
+                assert np.array_equal(want[3][want[0]], got[3][got[0]])
+                assert np.array_equal(want[2][want[0]], got[2][got[0]])
+                assert want[2][0] == got[2][0]
+                assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
         assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
         for d, (axis, reverse) in _SCAN.items():
             want = _as_down(np, g, d, _ray_down)

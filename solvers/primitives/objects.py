@@ -19,10 +19,13 @@ OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn i
 def label_objects(xp, g, conn: int, by_colour: bool):
     """Label the non-zero objects of each grid.
 
-    Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack), and
-    indexed by label (entry 0 unused): ``owner`` (which grid it belongs to), ``sizes`` (cells) and
-    ``first`` (flat position of its first cell in reading order, for tie-breaking).
+    Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack, in no
+    promised order), and indexed by label: ``owner`` (which grid it belongs to), ``sizes`` (cells;
+    entry 0: background cells) and ``first`` (flat position in the stack of its first cell in
+    reading order, for tie-breaking).
     """
+    if kernels.enabled(xp):
+        return kernels.label_objects(xp, g, conn, by_colour)
     nd = ndimage(xp)
     structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
     structure[1] = CONNECTIVITY[conn]
@@ -36,10 +39,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
         gi = xp.arange(n)
         slabs = g != 0
     if slabs.shape[0]:
-        if kernels.enabled(xp):
-            lab, total = kernels.label_stack(xp, slabs, conn)
-        else:
-            lab, total = nd.label(slabs, structure=structure)
+        lab, total = nd.label(slabs, structure=structure)
         total = int(total)
         p, r, c = xp.nonzero(lab)
         vals = lab[p, r, c].astype(xp.int64)
