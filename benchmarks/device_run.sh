@@ -22,6 +22,7 @@
 #   costs    host and device time of every transform on the first level-2 and level-3 blocks
 #   kern3    depth 3 on one GPU with the CUDA kernels of solvers.kernels and without (same run)
 #   kern2    depth 2: all CPU cores, one GPU with and without the kernels (same run)
+#   costs3ab the level-3 block's transform costs with the kernels and without (same run)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -75,6 +76,8 @@ for step in "$@"; do
            done ;;
     kern3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu1-arrays --json "$out/kern3.json" > "$out/kern3.txt" 2>&1; tail -6 "$out/kern3.txt" ;;
     kern2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1,gpu1-arrays --json "$out/kern2.json" > "$out/kern2.txt" 2>&1; tail -7 "$out/kern2.txt" ;;
+    costs3ab) timeout 200 python3 benchmarks/primitive_costs.py --gpu --level 3 --top 130 > "$out/costs3k.txt" 2>&1; head -3 "$out/costs3k.txt"
+              ARCBATT_NO_KERNELS=1 timeout 200 python3 benchmarks/primitive_costs.py --gpu --level 3 --top 130 > "$out/costs3a.txt" 2>&1; head -3 "$out/costs3a.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac
