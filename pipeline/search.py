@@ -15,6 +15,7 @@ import numpy as np
 from pipeline.keyset import KeySet
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from solvers.batch import MAX_SIDE, as_parts
+from solvers.primitives.objects import forget_shared_labelling, shared_labelling
 from solvers.registry import transforms
 from solvers.xp import to_host
 
@@ -152,15 +153,17 @@ class Search:
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
             builder = _BlockBuilder(self.xp, self.block_cells)
-            for ti, tr in enumerate(self.transforms):
-                if deadline is not None and time.monotonic() > deadline:
-                    self.stats.truncated = True
-                    return []
-                for new_block in self._run_transform(block, ti, tr, level, last, kept_per_task):
-                    builder.add(new_block)
-                done += 1
-                if self.progress:
-                    self.progress(level, done, total)
+            # The object transforms of a block share their labellings (four kinds for ~18 of them).
+            with shared_labelling():
+                for ti, tr in enumerate(self.transforms):
+                    if deadline is not None and time.monotonic() > deadline:
+                        self.stats.truncated = True
+                        return []
+                    for new_block in self._run_transform(block, ti, tr, level, last, kept_per_task):
+                        builder.add(new_block)
+                    done += 1
+                    if self.progress:
+                        self.progress(level, done, total)
             del block
             t0 = self._now()
             next_frontier += builder.finish()
@@ -187,6 +190,7 @@ class Search:
         return [] if new_block is None else [new_block]
 
     def _free_device_memory(self) -> None:
+        forget_shared_labelling()
         if self.xp is not np:
             self.xp.get_default_memory_pool().free_all_blocks()
 

@@ -95,8 +95,8 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
 // One block per grid of an (n, H, W) uint8 stack: each non-zero cell gets the flat index (in its
 // grid) of the first cell in reading order of its object (4 or 8 neighbours; of one colour when
 // by_colour, else any non-zero colours), -1 on the background.
-extern "C" __global__ void object_roots(const unsigned char* g, int* root, int H, int W, int conn,
-                                        int by_colour) {
+extern "C" __global__ void object_roots(const unsigned char* g, int* root, int* size, int H, int W,
+                                        int conn, int by_colour) {
     __shared__ int lab[1024];
     __shared__ unsigned char col[1024];
     int cells = H * W, t = threadIdx.x;
@@ -134,7 +134,26 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* root, int H
         }
         if (!__syncthreads_or(changed)) break;
     }
-    if (t < cells) root[i * cells + t] = on ? lab[t] : -1;
+    // Object sizes, counted in shared memory: the root cell of each object holds its size.
+    __shared__ int count[1024];
+    if (t < cells) count[t] = 0;
+    __syncthreads();
+    if (on) atomicAdd(&count[lab[t]], 1);
+    __syncthreads();
+    if (t < cells) {
+        root[i * cells + t] = on ? lab[t] : -1;
+        size[i * cells + t] = (on && lab[t] == t) ? count[t] : 0;
+    }
+}
+
+// Global labels from roots: ``number`` is the inclusive count of object roots up to each cell of
+// the stack, so the object whose root is cell r of grid i gets label number[i * cells + r].
+extern "C" __global__ void roots_to_labels(const int* root, const int* number, int* labels,
+                                           long long total, int cells) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    int r = root[t];
+    labels[t] = r < 0 ? 0 : number[(t / cells) * cells + r];
 }
 """
 
@@ -210,21 +229,26 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     n, H, W = g.shape
     cells = H * W
     root = xp.empty(g.shape, dtype=xp.int32)
+    size = xp.empty(g.shape, dtype=xp.int32)
     if g.size:
-        _kernel("object_roots")((n,), (_block_threads(cells),), (g, root, np.int32(H), np.int32(W),
+        _kernel("object_roots")((n,), (_block_threads(cells),), (g, root, size, np.int32(H), np.int32(W),
                                                                 np.int32(conn), np.int32(bool(by_colour))))
-    flat = root.reshape(n, cells)
-    is_first = (flat == xp.arange(cells, dtype=xp.int32)[None, :]).reshape(-1)
+    flat = root.reshape(-1)
+    is_first = (root.reshape(n, cells) == xp.arange(cells, dtype=xp.int32)[None, :]).reshape(-1)
     number = xp.cumsum(is_first, dtype=xp.int32)
     starts = xp.nonzero(is_first)[0]
     total = int(starts.shape[0])
-    at = xp.where(flat >= 0, (xp.arange(n, dtype=xp.int64) * cells)[:, None] + flat, 0)
-    labels = xp.where(flat >= 0, number[at], 0).astype(xp.int32).reshape(n, H, W)
+    labels = xp.empty(g.shape, dtype=xp.int32)
+    if g.size:
+        grid, block = _line_launch(n * cells, 1)
+        _kernel("roots_to_labels")(grid, block, (flat, number, labels, np.int64(n * cells), np.int32(cells)))
     owner = xp.zeros(total + 1, dtype=xp.int64)
     owner[1:] = starts // cells
     first = xp.zeros(total + 1, dtype=xp.int64)
     first[1:] = starts
-    sizes = xp.bincount(labels.reshape(-1), minlength=total + 1)
+    sizes = xp.zeros(total + 1, dtype=xp.int64)
+    sizes[1:] = size.reshape(-1)[starts]
+    sizes[0] = n * cells - sizes[1:].sum()
     return labels, owner, sizes, first
 
 

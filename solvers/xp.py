@@ -28,6 +28,13 @@ def to_host(arr) -> np.ndarray:
     return np.asarray(arr)
 
 
+def data_address(arr) -> int:
+    """The address of the first element of ``arr`` (host or device memory)."""
+    if _cupy is not None and isinstance(arr, _cupy.ndarray):
+        return int(arr.data.ptr)
+    return int(arr.__array_interface__["data"][0])
+
+
 def ndimage(xp):
     """The ``ndimage`` module that matches ``xp`` (scipy's for NumPy, cupyx's for CuPy)."""
     if xp is np:

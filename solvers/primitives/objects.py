@@ -5,15 +5,44 @@ never connects across grids, so a batch costs one C/CUDA call per colour, not on
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from solvers.batch import bounding_boxes, colour_counts, crop_boxes
 from solvers import kernels
 from solvers.registry import primitive
-from solvers.xp import ndimage, repeat_index
+from solvers.xp import data_address, ndimage, repeat_index
 
 CONNECTIVITY = {4: ((0, 1, 0), (1, 1, 1), (0, 1, 0)), 8: ((1, 1, 1), (1, 1, 1), (1, 1, 1))}
 OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn in (4, 8))
+
+
+# Labellings made inside a :func:`shared_labelling` scope, by stack and kind (None: no scope).
+_SHARED: dict | None = None
+
+
+@contextlib.contextmanager
+def shared_labelling():
+    """Within this scope, labelling the same stack with the same kind again reuses the first result.
+
+    About 18 transforms label objects, with only four kinds (connectivity, by colour); the search
+    applies them all to the same size-bucket stacks of a block, so it opens one scope per block.
+    Stacks labelled inside the scope must not change while it lasts (the search's never do); the
+    scope holds a reference to each, so no other array can take its memory meanwhile.
+    """
+    global _SHARED
+    outer, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = outer
+
+
+def forget_shared_labelling() -> None:
+    """Drop the labellings kept by the current scope (to free memory, e.g. after out-of-memory)."""
+    if _SHARED is not None:
+        _SHARED.clear()
 
 
 def label_objects(xp, g, conn: int, by_colour: bool):
@@ -22,8 +51,18 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     Returns ``labels`` (n, h, w) int32 (0 = background, labels unique across the stack, in no
     promised order), and indexed by label: ``owner`` (which grid it belongs to), ``sizes`` (cells;
     entry 0: background cells) and ``first`` (flat position in the stack of its first cell in
-    reading order, for tie-breaking).
+    reading order, for tie-breaking). Callers must not modify the returned arrays (see
+    :func:`shared_labelling`).
     """
+    if _SHARED is None:
+        return _label_objects(xp, g, conn, by_colour)
+    key = (data_address(g), g.shape, g.strides, g.dtype.str, conn, bool(by_colour))
+    if key not in _SHARED:
+        _SHARED[key] = (g, _label_objects(xp, g, conn, by_colour))
+    return _SHARED[key][1]
+
+
+def _label_objects(xp, g, conn: int, by_colour: bool):
     if kernels.enabled(xp):
         return kernels.label_objects(xp, g, conn, by_colour)
     nd = ndimage(xp)
@@ -68,17 +107,23 @@ def flat_grid_index(xp, shape):
     return repeat_index(xp, xp.full(n, h * w, dtype=xp.int64), n * h * w)
 
 
-def pick_per_grid(xp, owner, score, first, n: int):
-    """For each grid, the label with the lowest ``score`` (ties: first in reading order); 0 if none."""
+def pick_per_grid(xp, owner, score, first, shape):
+    """For each grid of a stack of ``shape`` (n, h, w), the label with the lowest ``score`` (an
+    integer in -1023..1023, such as a size; ties: first in reading order); 0 if none."""
+    n, h, w = shape
     ids = xp.arange(1, owner.shape[0])
     if ids.shape[0] == 0:
         return xp.zeros(n, dtype=xp.int64)
-    order = xp.lexsort(xp.stack([first[1:], score[1:], owner[1:]]))
-    own_sorted = owner[1:][order]
-    first = xp.ones(order.shape[0], dtype=bool)
-    first[1:] = own_sorted[1:] != own_sorted[:-1]
+    # One sort of one int64 key (grid, then score, then the first cell's place in its grid)
+    # instead of a three-key lexsort: three times fewer sorting passes, the same order.
+    own = owner[1:]
+    key = (own << 21) | ((score[1:] + 1024) << 10) | (first[1:] - own * (h * w))
+    order = xp.argsort(key)
+    own_sorted = own[order]
+    lead = xp.ones(order.shape[0], dtype=bool)
+    lead[1:] = own_sorted[1:] != own_sorted[:-1]
     chosen = xp.zeros(n, dtype=xp.int64)
-    chosen[own_sorted[first]] = ids[order[first]]
+    chosen[own_sorted[lead]] = ids[order[lead]]
     return chosen
 
 
@@ -92,21 +137,21 @@ def _crop_chosen(xp, g, labels, chosen):
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, first, g.shape[0]))
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, first, g.shape))
 
 
 @primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, first, g.shape[0]))
+    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, first, g.shape))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
 def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape[0])
+    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape)
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
 
 
@@ -114,7 +159,7 @@ def keep_largest_object(xp, g, conn, by_colour):
 def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape[0])
+    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape)
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
 
 
