@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.hashing import GridHasher
+from solvers import kernels
 from solvers.xp import repeat_index, to_host
 
 
@@ -71,8 +72,9 @@ class Items:
     def take(self, order, grouped: bool = False) -> "Items":
         """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups.
 
-        The per-cell index arrays of the gather (24 bytes per cell) are built a chunk of grids at
-        a time, so copying a frontier of hundreds of millions of cells needs little extra memory.
+        On a GPU one kernel copies the grids row by row. Otherwise the per-cell index arrays of
+        the gather (24 bytes per cell) are built a chunk of grids at a time, so copying a frontier
+        of hundreds of millions of cells needs little extra memory.
         """
         xp = self.xp
         h, w = self.h[order], self.w[order]
@@ -81,12 +83,23 @@ class Items:
         src = self.start[order]
         total = int(sizes.sum()) if sizes.shape[0] else 0
         cells = xp.empty(total, dtype=xp.uint8)
+        if kernels.enabled(xp):
+            kernels.copy_rows(xp, self.cells, cells, src, w, start, w, h, w)
+        else:
+            self._gather_chunks(cells, src, start, sizes, total)
+        out = Items(xp, cells, self.state[order], self.sample[order], h, w, start)
+        if grouped:
+            out.groups = shape_runs(to_host(h), to_host(w))
+        return out
+
+    def _gather_chunks(self, cells, src, start, sizes, total: int) -> None:
+        xp = self.xp
         limit = TAKE_CHUNK_CELLS["cpu" if xp is np else "gpu"]
-        bounds = [0, int(order.shape[0])]
+        bounds = [0, int(src.shape[0])]
         if total > limit:
             ends = to_host(xp.cumsum(sizes))
             bounds = sorted(set(np.searchsorted(ends, np.arange(limit, total, limit), side="left").tolist())
-                            | {0, int(order.shape[0])})
+                            | {0, int(src.shape[0])})
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b <= a:
                 continue
@@ -95,10 +108,6 @@ class Items:
             owner = repeat_index(xp, sizes[a:b], n)
             idx = src[a:b][owner] + xp.arange(n, dtype=xp.int64) - (start[a:b] - lo)[owner]
             cells[lo:lo + n] = self.cells[idx]
-        out = Items(xp, cells, self.state[order], self.sample[order], h, w, start)
-        if grouped:
-            out.groups = shape_runs(to_host(h), to_host(w))
-        return out
 
 
 # Sides of the padded size buckets. The CPU pays per cell, so it pads little (up to 25 buckets);
@@ -114,8 +123,8 @@ class PaddedLayout:
     """Grids of many shapes zero-padded (bottom, right) into a few ``(m, H, W)`` bucket stacks.
 
     Primitives that are indifferent to zero padding run once per bucket instead of once per exact
-    shape. ``buckets`` lists ``(H, W, item indices, offset)`` into one buffer; ``dest`` gives, for
-    every cell of the items, its place in that buffer (so results map back with one gather).
+    shape. ``buckets`` lists ``(H, W, item indices, offset)`` into one buffer; :meth:`scatter` and
+    :meth:`gather` move cells laid out like the items into such a buffer and back.
     """
 
     def __init__(self, items: "Items"):
@@ -125,23 +134,49 @@ class PaddedLayout:
         bw = sides[xp.searchsorted(sides, items.w)]
         key = bh * 64 + bw
         self.buckets = []
-        base = xp.zeros(items.count, dtype=xp.int64)
-        width = xp.zeros(items.count, dtype=xp.int64)
+        # Per item: where its grid starts in the padded buffer, and the width of its bucket.
+        self.base = xp.zeros(items.count, dtype=xp.int64)
+        self.pitch = xp.zeros(items.count, dtype=xp.int64)
         offset = 0
         for k in sorted(int(v) for v in xp.unique(key).tolist()):
             H, W = divmod(k, 64)
             idx = xp.nonzero(key == k)[0]
             m = int(idx.shape[0])
-            base[idx] = offset + xp.arange(m, dtype=xp.int64) * (H * W)
-            width[idx] = W
+            self.base[idx] = offset + xp.arange(m, dtype=xp.int64) * (H * W)
+            self.pitch[idx] = W
             self.buckets.append((H, W, idx, offset))
             offset += m * H * W
-        item, pos = items.cell_index()
-        self.dest = base[item] + (pos // items.w[item]) * width[item] + pos % items.w[item]
-        buf = xp.zeros(offset, dtype=xp.uint8)
-        buf[self.dest] = items.cells
-        self.buffer = buf
+        self.size = offset
         self.items = items
+        self._dest = None
+        self.buffer = self.scatter(items.cells)
+
+    def _destinations(self):
+        """For every cell of the items, its place in the padded buffer (array-call path)."""
+        if self._dest is None:
+            items = self.items
+            item, pos = items.cell_index()
+            self._dest = self.base[item] + (pos // items.w[item]) * self.pitch[item] + pos % items.w[item]
+        return self._dest
+
+    def scatter(self, cells):
+        """A padded buffer (zeros outside the grids) holding ``cells``, laid out like the items."""
+        xp, items = self.items.xp, self.items
+        buf = xp.zeros(self.size, dtype=xp.uint8)
+        if kernels.enabled(xp):
+            kernels.copy_rows(xp, cells, buf, items.start, items.w, self.base, self.pitch, items.h, items.w)
+        else:
+            buf[self._destinations()] = cells
+        return buf
+
+    def gather(self, buf):
+        """The cells of a padded buffer's grids, laid out like the items (inverse of scatter)."""
+        xp, items = self.items.xp, self.items
+        if not kernels.enabled(xp):
+            return buf[self._destinations()]
+        cells = xp.empty(int(items.cells.shape[0]), dtype=xp.uint8)
+        kernels.copy_rows(xp, buf, cells, self.base, self.pitch, items.start, items.w, items.h, items.w)
+        return cells
 
     def stack(self, bucket):
         """The ``(m, H, W)`` stack of one bucket (a view of the buffer)."""

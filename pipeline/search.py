@@ -14,6 +14,7 @@ import numpy as np
 
 from pipeline.keyset import KeySet
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
+from solvers import kernels
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.primitives.objects import forget_shared_labelling, shared_labelling
 from solvers.registry import transforms
@@ -248,8 +249,7 @@ class Search:
         """Hash new cells laid out like ``items`` through its size buckets (few calls, for GPUs)."""
         xp = self.xp
         lay = items.padded()
-        buf = xp.zeros_like(lay.buffer)
-        buf[lay.dest] = cells
+        buf = lay.scatter(cells)
         hv = xp.empty(items.count, dtype=xp.uint64)
         for H, W, idx, off in lay.buckets:
             stack = buf[off:off + int(idx.shape[0]) * H * W].reshape(-1, H, W)
@@ -275,7 +275,7 @@ class Search:
             order = xp.concatenate([b[2] for b in lay.buckets])
             hv = xp.empty(items.count, dtype=xp.uint64)
             hv[order] = xp.concatenate(hashes)
-            out = Items(xp, buf[lay.dest], items.state, items.sample, items.h, items.w, items.start)
+            out = Items(xp, lay.gather(buf), items.state, items.sample, items.h, items.w, items.start)
             return out, hv
         # Crops: the valid grids, bucket by bucket, each read from its padded result.
         src, hs, ws, bases, widths = [], [], [], [], []
@@ -295,10 +295,15 @@ class Search:
         h, w = xp.concatenate(hs).astype(xp.int64), xp.concatenate(ws).astype(xp.int64)
         sizes = h * w
         out = Items(xp, None, items.state[src], items.sample[src], h, w, xp.cumsum(sizes) - sizes)
-        item, pos = out.cell_index_for(int(sizes.sum()))
         base, width = xp.concatenate(bases), xp.concatenate(widths)
         buf = xp.concatenate([r.arr.reshape(-1) for r in results])
-        out.cells = buf[base[item] + (pos // w[item]) * width[item] + pos % w[item]]
+        total = int(sizes.sum())
+        if kernels.enabled(xp):
+            out.cells = xp.empty(total, dtype=xp.uint8)
+            kernels.copy_rows(xp, buf, out.cells, base, width, out.start, w, h, w)
+        else:
+            item, pos = out.cell_index_for(total)
+            out.cells = buf[base[item] + (pos // w[item]) * width[item] + pos % w[item]]
         return out, xp.concatenate(hashes)
 
     def _drop_solved(self, block: Block):
@@ -356,25 +361,27 @@ class Search:
         exact[st, sm] = is_train & (hv == p.target_hash[task, ts])
         same = new_mask[st] & is_train \
             & (p.target_shape[task, ts, 0] == out.h) & (p.target_shape[task, ts, 1] == out.w)
-        fit = out.take(xp.nonzero(same)[0])
-        fit_task = block.task[fit.state]
-        fit_item, fit_pos = fit.cell_index()
-        target_at = p.target_offset[fit_task, fit.sample][fit_item] + fit_pos
-        hits = fit.cells == p.target_cells[target_at]
-        correct = xp.bincount(fit_item[hits], minlength=fit.count)
+        fit = xp.nonzero(same)[0]
+        fit_state, fit_sample = st[fit], sm[fit]
+        sized = xp.zeros((S, K), dtype=bool)
+        sized[fit_state, fit_sample] = True
+        n_exact = exact.sum(axis=1)
+        solved = new_mask & (n_exact == n_train)
+        # Colour maps are learnt for new unsolved states whose train grids all have the right size.
+        cm_cand = new_mask & (sized.sum(axis=1) == n_train) & ~solved
+        cm_idx = xp.nonzero(cm_cand)[0]
+        slot = xp.full(S, -1, dtype=xp.int64)
+        slot[cm_idx] = xp.arange(cm_idx.shape[0])
+        correct, hist = self._cell_matches(out, fit, p.target_offset[task[fit], fit_sample], slot[fit_state],
+                                           int(cm_idx.shape[0]))
         # Fixed-point integers: the same ranking bit for bit on every device and summation order.
         acc = xp.zeros((S, K), dtype=xp.int64)
-        acc[fit.state, fit.sample] = (correct * ACC_SCALE) // (fit.h * fit.w)
-        sized = xp.zeros((S, K), dtype=bool)
-        sized[fit.state, fit.sample] = True
+        acc[fit_state, fit_sample] = (correct * ACC_SCALE) // (out.h[fit] * out.w[fit])
         is_test = xp.arange(K)[None, :] >= n_train[:, None]
         test_key = p.hasher.state_key(xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64),
                                       block.task)
-        n_exact = exact.sum(axis=1)
         score = (n_exact * ACC_SCALE + acc.sum(axis=1)) / (n_train * ACC_SCALE)
-        solved = new_mask & (n_exact == n_train)
-        cm_cand = new_mask & (sized.sum(axis=1) == n_train) & ~solved
-        mapping, cm_ok = self._colour_maps(block, fit, cm_cand, fit_item, target_at)
+        mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
         self.stats.add_time("search.score", self._now() - t0)
@@ -389,33 +396,26 @@ class Search:
         self.stats.add_time("search.frontier", self._now() - t0)
         return nb
 
-    def _colour_maps(self, block, fit, cm_cand, cell_item, target_at):
-        """Learn a per-state colour table mapping every train grid onto its output, where one exists.
+    def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int):
+        """Compare the grids ``fit`` of ``out`` cell by cell with their train outputs (same sizes;
+        output cells begin at ``target_start`` in the problem's target buffer).
 
-        ``fit`` holds the train grids that already have their output's size.
-
-        Returns ``(tables (S, 10) int or None, ok (S,) bool)``: ``ok`` where every source colour
-        maps to exactly one target colour across all train pairs.
+        Returns the matching cells per grid and, for grids with a ``slot`` >= 0, the histogram
+        ``(num_slots, 10, 10)`` of (grid colour, output colour) pairs summed per slot.
         """
         xp, p = self.xp, self.p
-        S = block.num_states
-        ok = xp.zeros(S, dtype=bool)
-        cand = xp.nonzero(cm_cand)[0]
-        C = int(cand.shape[0])
-        if C == 0:
-            return None, ok
-        compact = xp.full(S, -1, dtype=xp.int64)
-        compact[cand] = xp.arange(C)
-        cell_state = compact[fit.state][cell_item]
-        use = xp.nonzero(cell_state >= 0)[0]
-        code = cell_state[use] * 100 + fit.cells[use].astype(xp.int64) * 10 + p.target_cells[target_at[use]]
-        hist = xp.bincount(code, minlength=C * 100).reshape(C, 10, 10)
-        consistent = ((hist > 0).sum(axis=2) <= 1).all(axis=1)
-        table = xp.where(hist.sum(axis=2) > 0, hist.argmax(axis=2), xp.arange(10)[None, :])
-        ok[cand] = consistent
-        tables = xp.zeros((S, 10), dtype=xp.int64)
-        tables[cand] = table
-        return tables, ok
+        if kernels.enabled(xp):
+            return kernels.match_cells(xp, out.cells, out.start[fit], out.h[fit] * out.w[fit], target_start,
+                                       p.target_cells, slot, num_slots)
+        grids = out.take(fit)
+        item, pos = grids.cell_index()
+        target = p.target_cells[target_start[item] + pos]
+        correct = xp.bincount(item[grids.cells == target], minlength=grids.count)
+        cell_slot = slot[item]
+        use = xp.nonzero(cell_slot >= 0)[0]
+        code = cell_slot[use] * 100 + grids.cells[use].astype(xp.int64) * 10 + target[use]
+        hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
+        return correct, hist
 
     def _update_boards(self, block, parts, new_idx, new_gid, task_h, rank, solved, n_exact, score,
                        mapping, cm_ok, test_key):
@@ -503,6 +503,21 @@ class Search:
         items = out.take(xp.nonzero(local_x >= 0)[0])
         items.state = local_x[local_x >= 0]
         return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
+
+
+def _colour_tables(xp, num_states: int, cand, hist):
+    """Per-state colour tables learnt from the (grid colour, output colour) histograms ``hist`` of
+    the states ``cand``: ``(tables (S, 10) int or None, ok (S,) bool)``, ``ok`` where every source
+    colour maps to exactly one target colour across all train pairs."""
+    ok = xp.zeros(num_states, dtype=bool)
+    if int(cand.shape[0]) == 0:
+        return None, ok
+    consistent = ((hist > 0).sum(axis=2) <= 1).all(axis=1)
+    table = xp.where(hist.sum(axis=2) > 0, hist.argmax(axis=2), xp.arange(10)[None, :])
+    ok[cand] = consistent
+    tables = xp.zeros((num_states, 10), dtype=xp.int64)
+    tables[cand] = table
+    return tables, ok
 
 
 def _subset(xp, block: Block, keep) -> Block:

@@ -155,6 +155,43 @@ extern "C" __global__ void roots_to_labels(const int* root, const int* number, i
     int r = root[t];
     labels[t] = r < 0 ? 0 : number[(t / cells) * cells + r];
 }
+
+// Copy grids between two layouts of one flat uint8 buffer each: one thread per row (up to 30 per
+// grid). Row r of grid i is w[i] bytes at src_base[i] + r * src_pitch[i] in src and at
+// dst_base[i] + r * dst_pitch[i] in dst (pitch = the width of the stack the grid lies in).
+extern "C" __global__ void copy_rows(const unsigned char* src, unsigned char* dst, long long n,
+                                     const long long* src_base, const long long* src_pitch,
+                                     const long long* dst_base, const long long* dst_pitch,
+                                     const long long* h, const long long* w) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= n * 30) return;
+    long long i = t / 30;
+    int r = (int)(t % 30);
+    if (r >= h[i]) return;
+    const unsigned char* s = src + src_base[i] + r * src_pitch[i];
+    unsigned char* d = dst + dst_base[i] + r * dst_pitch[i];
+    for (int c = 0; c < (int)w[i]; ++c) d[c] = s[c];
+}
+
+// One thread per grid: how many of its cells equal its target's (same size), and where slot[j] >= 0
+// the (grid colour, target colour) pairs counted into hist[slot[j]] (10 x 10 per slot).
+extern "C" __global__ void match_cells(const unsigned char* cells, const long long* start,
+                                       const long long* size, const long long* target_start,
+                                       const unsigned char* target, const long long* slot,
+                                       long long n, long long* correct, int* hist) {
+    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (j >= n) return;
+    const unsigned char* a = cells + start[j];
+    const unsigned char* b = target + target_start[j];
+    long long s = slot[j];
+    int len = (int)size[j], ok = 0;
+    for (int k = 0; k < len; ++k) {
+        unsigned char x = a[k], y = b[k];
+        ok += x == y;
+        if (s >= 0) atomicAdd(&hist[s * 100 + x * 10 + y], 1);
+    }
+    correct[j] = ok;
+}
 """
 
 _THREADS = 256
@@ -250,6 +287,39 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     sizes[1:] = size.reshape(-1)[starts]
     sizes[0] = n * cells - sizes[1:].sum()
     return labels, owner, sizes, first
+
+
+def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> None:
+    """Copy grid ``i`` (``h[i]`` x ``w[i]`` cells) from the flat buffer ``src``, where its row r
+    starts at ``src_base[i] + r * src_pitch[i]``, into ``dst`` at ``dst_base[i] + r * dst_pitch[i]``.
+
+    One kernel for every change of layout (flat to padded buckets and back, gathers of grids):
+    the array-call versions build several int64 indices per cell for the same copy.
+    """
+    n = int(h.shape[0])
+    if n == 0:
+        return
+    src = xp.ascontiguousarray(src)
+    args = [xp.ascontiguousarray(xp.broadcast_to(xp.asarray(a, dtype=xp.int64), (n,)))
+            for a in (src_base, src_pitch, dst_base, dst_pitch, h, w)]
+    grid, block = _line_launch(n, 30)
+    _kernel("copy_rows")(grid, block, (src, dst, np.int64(n), *args))
+
+
+def match_cells(xp, cells, start, size, target_start, target, slot, num_slots: int):
+    """Cell-by-cell comparison of grids with their targets (see ``Search._cell_matches``).
+
+    Returns ``correct`` (n,) int64 and ``hist`` (num_slots, 10, 10) int64.
+    """
+    n = int(start.shape[0])
+    correct = xp.zeros(n, dtype=xp.int64)
+    hist = xp.zeros(num_slots * 100, dtype=xp.int32)
+    if n:
+        args = [xp.ascontiguousarray(a, dtype=xp.int64) for a in (start, size, target_start, slot)]
+        grid, block = _line_launch(n, 1)
+        _kernel("match_cells")(grid, block, (xp.ascontiguousarray(cells), args[0], args[1], args[2],
+                                             xp.ascontiguousarray(target), args[3], np.int64(n), correct, hist))
+    return correct, hist.astype(xp.int64).reshape(num_slots, 10, 10)
 
 
 def _block_threads(cells: int) -> int:

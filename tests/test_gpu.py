@@ -122,3 +122,46 @@ def test_kernels_match_their_array_call_versions(density):
         for axis in (1, 2):
             want = _nearest_before(np, g, axis)
             assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, False, False)), want)
+
+
+def test_layout_and_scoring_kernels_match_array_calls():
+    """copy_rows (layout changes, gathers of grids) and match_cells (cell accuracy and colour
+    histograms) against the array-call paths they replace, on real ARC grids of many shapes."""
+    from pipeline.problem import Items, PaddedLayout
+    from solvers import kernels
+    from test_dsl_batch import ARC_GRIDS
+
+    grids, _ = ARC_GRIDS
+    rng = np.random.default_rng(7)
+    h = np.array([g.shape[0] for g in grids], dtype=np.int64)
+    w = np.array([g.shape[1] for g in grids], dtype=np.int64)
+    sizes = h * w
+    cells = np.concatenate([g.ravel() for g in grids]).astype(np.uint8)
+    n = len(grids)
+
+    def items(xp):
+        return Items(xp, xp.asarray(cells), xp.arange(n), xp.zeros(n, dtype=xp.int64), xp.asarray(h),
+                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
+
+    cpu, gpu = items(np), items(cupy)
+    lay_c, lay_g = PaddedLayout(cpu), PaddedLayout(gpu)
+    assert np.array_equal(lay_c.buffer, cupy.asnumpy(lay_g.buffer))
+    noise = rng.integers(0, 10, lay_c.buffer.shape[0]).astype(np.uint8)
+    assert np.array_equal(lay_c.gather(noise), cupy.asnumpy(lay_g.gather(cupy.asarray(noise))))
+    order = rng.permutation(n)[: n // 2]
+    assert np.array_equal(cpu.take(order).cells, cupy.asnumpy(gpu.take(cupy.asarray(order)).cells))
+
+    # Each grid against a random target of its size; half the grids count into 5 histogram slots.
+    targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
+    target_start = np.cumsum(sizes) - sizes
+    slot = np.where(rng.random(n) < 0.5, rng.integers(0, 5, n), -1)
+    fit = np.arange(n)
+    want_correct = np.array([int((g.ravel() == targets[a:a + g.size]).sum()) for g, a in zip(grids, target_start)])
+    want_hist = np.zeros((5, 10, 10), dtype=np.int64)
+    for g, a, s in zip(grids, target_start, slot):
+        if s >= 0:
+            np.add.at(want_hist[s], (g.ravel(), targets[a:a + g.size]), 1)
+    got = kernels.match_cells(cupy, gpu.cells, gpu.start[fit], gpu.h * gpu.w, cupy.asarray(target_start),
+                              cupy.asarray(targets), cupy.asarray(slot), 5)
+    assert np.array_equal(cupy.asnumpy(got[0]), want_correct)
+    assert np.array_equal(cupy.asnumpy(got[1]), want_hist)
