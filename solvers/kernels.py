@@ -192,6 +192,42 @@ extern "C" __global__ void match_cells(const unsigned char* cells, const long lo
     }
     correct[j] = ok;
 }
+
+// Fill every object's bounding box (one block per grid): each background cell inside boxes of
+// objects takes the mark (c % 9 + 1) of the lowest colour among them. ``first[label]`` is the
+// stack position of the object's first cell, which indexes its box in shared memory.
+extern "C" __global__ void fill_boxes(const unsigned char* g, const int* labels, const long long* first,
+                                      unsigned char* out, int H, int W) {
+    __shared__ int top[1024], bottom[1024], left[1024], right[1024], roots[1024];
+    __shared__ unsigned char colour[1024];
+    __shared__ int count;
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int y = t / W, x = t % W;
+    unsigned char v = t < cells ? g[i * cells + t] : 0;
+    int lab = t < cells ? labels[i * cells + t] : 0;
+    if (t < cells) { top[t] = 1 << 30; bottom[t] = -1; left[t] = 1 << 30; right[t] = -1; }
+    if (t == 0) count = 0;
+    __syncthreads();
+    if (lab > 0) {
+        int r = (int)(first[lab] - i * cells);
+        atomicMin(&top[r], y); atomicMax(&bottom[r], y);
+        atomicMin(&left[r], x); atomicMax(&right[r], x);
+        if (r == t) { colour[t] = v; roots[atomicAdd(&count, 1)] = t; }
+    }
+    __syncthreads();
+    if (t >= cells) return;
+    unsigned char o = v;
+    if (v == 0) {
+        int best = 10;
+        for (int k = 0; k < count; ++k) {
+            int q = roots[k];
+            if (y >= top[q] && y <= bottom[q] && x >= left[q] && x <= right[q] && colour[q] < best) best = colour[q];
+        }
+        if (best < 10) o = (unsigned char)(best % 9 + 1);
+    }
+    out[i * cells + t] = o;
+}
 """
 
 _THREADS = 256
@@ -320,6 +356,19 @@ def match_cells(xp, cells, start, size, target_start, target, slot, num_slots: i
         _kernel("match_cells")(grid, block, (xp.ascontiguousarray(cells), args[0], args[1], args[2],
                                              xp.ascontiguousarray(target), args[3], np.int64(n), correct, hist))
     return correct, hist.astype(xp.int64).reshape(num_slots, 10, 10)
+
+
+def fill_boxes(xp, g, labels, first):
+    """``draw.fill_bbox`` from the stack's 8-connected one-colour objects (``labels``, ``first`` as
+    ``objects.label_objects`` gives them)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        _kernel("fill_boxes")((n,), (_block_threads(H * W),),
+                              (g, xp.ascontiguousarray(labels), xp.ascontiguousarray(first), out,
+                               np.int32(H), np.int32(W)))
+    return out
 
 
 def _block_threads(cells: int) -> int:

@@ -95,7 +95,7 @@ def test_kernels_match_their_array_call_versions(density):
     """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
     from solvers import kernels
-    from solvers.primitives.draw import _nearest_before
+    from solvers.primitives.draw import _nearest_before, fill_bbox
     from solvers.primitives.lines import _SCAN, _as_down, _ray_down
     from solvers.primitives.objects import label_objects
     from solvers.primitives.regions import enclosed_background
@@ -116,6 +116,8 @@ def test_kernels_match_their_array_call_versions(density):
                 assert want[2][0] == got[2][0]
                 assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
         assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
+        labels, _, _, first = kernels.label_objects(cupy, dg, 8, True)
+        assert np.array_equal(cupy.asnumpy(kernels.fill_boxes(cupy, dg, labels, first)), fill_bbox(np, g))
         for d, (axis, reverse) in _SCAN.items():
             want = _as_down(np, g, d, _ray_down)
             assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, reverse, True)), want), d
@@ -124,7 +126,7 @@ def test_kernels_match_their_array_call_versions(density):
             assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, False, False)), want)
 
 
-def test_layout_and_scoring_kernels_match_array_calls():
+def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
     """copy_rows (layout changes, gathers of grids) and match_cells (cell accuracy and colour
     histograms) against the array-call paths they replace, on real ARC grids of many shapes."""
     from pipeline.problem import Items, PaddedLayout
@@ -138,24 +140,27 @@ def test_layout_and_scoring_kernels_match_array_calls():
     sizes = h * w
     cells = np.concatenate([g.ravel() for g in grids]).astype(np.uint8)
     n = len(grids)
-
-    def items(xp):
-        return Items(xp, xp.asarray(cells), xp.arange(n), xp.zeros(n, dtype=xp.int64), xp.asarray(h),
-                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
-
-    cpu, gpu = items(np), items(cupy)
-    lay_c, lay_g = PaddedLayout(cpu), PaddedLayout(gpu)
-    assert np.array_equal(lay_c.buffer, cupy.asnumpy(lay_g.buffer))
-    noise = rng.integers(0, 10, lay_c.buffer.shape[0]).astype(np.uint8)
-    assert np.array_equal(lay_c.gather(noise), cupy.asnumpy(lay_g.gather(cupy.asarray(noise))))
-    order = rng.permutation(n)[: n // 2]
-    assert np.array_equal(cpu.take(order).cells, cupy.asnumpy(gpu.take(cupy.asarray(order)).cells))
+    gpu = Items(cupy, cupy.asarray(cells), cupy.arange(n), cupy.zeros(n, dtype=cupy.int64), cupy.asarray(h),
+                cupy.asarray(w), cupy.asarray(np.cumsum(sizes) - sizes))
+    order = cupy.asarray(rng.permutation(n)[: n // 2])
+    noise = None
+    results = []
+    for switch in ("0", "1"):  # kernels, then the array calls (on the same GPU layout)
+        monkeypatch.setenv("ARCBATT_NO_KERNELS", switch)
+        gpu._padded = gpu._cell_index = None
+        lay = PaddedLayout(gpu)
+        if noise is None:
+            noise = cupy.asarray(rng.integers(0, 10, lay.size).astype(np.uint8))
+        results.append([cupy.asnumpy(a) for a in (lay.buffer, lay.gather(noise), gpu.take(order).cells)])
+    for got, want in zip(*results):
+        assert np.array_equal(got, want)
+    monkeypatch.setenv("ARCBATT_NO_KERNELS", "0")
 
     # Each grid against a random target of its size; half the grids count into 5 histogram slots.
     targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
     target_start = np.cumsum(sizes) - sizes
     slot = np.where(rng.random(n) < 0.5, rng.integers(0, 5, n), -1)
-    fit = np.arange(n)
+    fit = cupy.arange(n)
     want_correct = np.array([int((g.ravel() == targets[a:a + g.size]).sum()) for g, a in zip(grids, target_start)])
     want_hist = np.zeros((5, 10, 10), dtype=np.int64)
     for g, a, s in zip(grids, target_start, slot):

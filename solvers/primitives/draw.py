@@ -98,7 +98,9 @@ def fill_bbox(xp, g):
     colour wins.
     """
     n, h, w = g.shape
-    labels, owner, sizes, _ = label_objects(xp, g, 8, True)
+    labels, owner, sizes, first = label_objects(xp, g, 8, True)
+    if kernels.enabled(xp):
+        return kernels.fill_boxes(xp, g, labels, first)
     total = owner.shape[0] - 1
     out = g.copy()
     if total == 0:
