@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers import kernels
 from solvers.batch import MAX_SIDE
 
 PROJECTIONS = 6
@@ -25,6 +26,8 @@ _SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
 
 def splitmix64(xp, v):
     """The splitmix64 finaliser, elementwise on a uint64 array (wrapping arithmetic)."""
+    if kernels.enabled(xp):
+        return kernels.splitmix64(xp, v)
     v = v ^ (v >> _SHIFTS[0])
     v = v * _M1
     v = v ^ (v >> _SHIFTS[1])
@@ -52,6 +55,8 @@ class GridHasher:
 
     def _mix(self, proj, shape_key):
         xp = self.xp
+        if kernels.enabled(xp):
+            return kernels.mix_projections(xp, proj, self.mix, shape_key)
         sums = (proj.astype(xp.uint64) * self.mix).sum(axis=1, dtype=xp.uint64)
         return splitmix64(xp, sums ^ (shape_key.astype(xp.uint64) * _SHAPE))
 

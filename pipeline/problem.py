@@ -259,10 +259,16 @@ class Problem:
         self.target_shape = xp.asarray(shapes)
         self.target_offset = xp.asarray(offsets)
         self.target_cells = xp.asarray(np.concatenate(flat) if flat else np.zeros(1, np.uint8))
-        self.target_hash = xp.zeros((num, self.max_train), dtype=xp.uint64)
+        # Train outputs hashed one stack per shape (one call per shape, not per grid).
+        by_shape: dict = {}
         for t, task in enumerate(self.tasks):
             for s, out in enumerate(task.train_outputs):
-                self.target_hash[t, s] = self.hasher.grids(xp.asarray(out[None]))[0]
+                by_shape.setdefault(out.shape, []).append((t, s, out))
+        target_hash = np.zeros((num, self.max_train), dtype=np.uint64)
+        for rows in by_shape.values():
+            stack = xp.asarray(np.stack([np.asarray(r[2], dtype=np.uint8) for r in rows]))
+            target_hash[[r[0] for r in rows], [r[1] for r in rows]] = to_host(self.hasher.grids(stack))
+        self.target_hash = xp.asarray(target_hash)
 
     def initial_block(self) -> Block:
         """Level 0: one state per task (the identity program) holding its train and test inputs."""

@@ -245,6 +245,44 @@ def _kernel(name: str):
     return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
 
 
+_SPLITMIX = r"""
+__device__ unsigned long long splitmix(unsigned long long z) {
+    z ^= z >> 30; z *= 0xBF58476D1CE4E5B9ull;
+    z ^= z >> 27; z *= 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _elementwise(name: str):
+    import cupy
+
+    if name == "splitmix64":
+        return cupy.ElementwiseKernel("uint64 v", "uint64 out", "out = splitmix(v)", "arcbatt_splitmix64",
+                                      preamble=_SPLITMIX)
+    # A grid hash from its integer projections (exact in float32) and its shape key.
+    return cupy.ElementwiseKernel(
+        "raw float32 proj, raw uint64 mix, int64 shape_key, int32 k", "uint64 out",
+        """unsigned long long s = 0;
+           for (int j = 0; j < k; ++j) s += (unsigned long long)proj[i * k + j] * mix[j];
+           out = splitmix(s ^ ((unsigned long long)shape_key * 0x2545F4914F6CDD1Dull));""",
+        "arcbatt_mix_projections", preamble=_SPLITMIX)
+
+
+def splitmix64(xp, v):
+    """``hashing.splitmix64`` as one fused kernel (the array calls make nine launches)."""
+    return _elementwise("splitmix64")(xp.asarray(v, dtype=xp.uint64))
+
+
+def mix_projections(xp, proj, mix, shape_key):
+    """``GridHasher._mix`` as one fused kernel: (m, k) float32 projections to (m,) uint64 hashes."""
+    proj = xp.ascontiguousarray(proj)
+    m, k = proj.shape
+    key = xp.broadcast_to(xp.asarray(shape_key, dtype=xp.int64), (m,))
+    return _elementwise("mix_projections")(proj, xp.ascontiguousarray(mix), key, np.int32(k))
+
+
 def _line_launch(n: int, lines: int):
     total = n * lines
     return ((total + _THREADS - 1) // _THREADS,), (_THREADS,)
