@@ -273,6 +273,37 @@ def _elementwise(name: str):
         "arcbatt_mix_projections", preamble=_SPLITMIX)
 
 
+@functools.lru_cache(maxsize=None)
+def _remap_kernel():
+    import cupy
+
+    return cupy.ElementwiseKernel(
+        "raw uint8 g, int64 sr, int64 sc, int64 r, int64 c, int64 oh, int64 ow, int64 grid, int64 H, int64 W",
+        "uint8 out",
+        """if (r < oh && c < ow) {
+               long long a = sr < 0 ? 0 : (sr > H - 1 ? H - 1 : sr);
+               long long b = sc < 0 ? 0 : (sc > W - 1 ? W - 1 : sc);
+               out = g[(grid * H + a) * W + b];
+           } else {
+               out = 0;
+           }""",
+        "arcbatt_remap")
+
+
+def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
+    """The gather of ``ragged.remap`` in one kernel: ``out[i, r, c] = g[i, src_r, src_c]`` (sources
+    clipped into the stack) inside each grid's ``out_h`` x ``out_w`` box, 0 outside. ``R``, ``C``
+    are the output's row and column index grids; the sources broadcast against them, so no
+    per-cell index array is built."""
+    n, H, W = g.shape
+    as64 = lambda a: xp.asarray(a, dtype=xp.int64)  # noqa: E731
+    flat = xp.ascontiguousarray(g).reshape(-1)
+    grid = xp.arange(n, dtype=xp.int64)[:, None, None]
+    sides = [xp.broadcast_to(as64(v), (n,))[:, None, None] for v in (out_h, out_w)]
+    return _remap_kernel()(flat, as64(src_r), as64(src_c), as64(R), as64(C), *sides, grid, np.int64(H),
+                           np.int64(W))
+
+
 def splitmix64(xp, v):
     """``hashing.splitmix64`` as one fused kernel (the array calls make nine launches)."""
     return _elementwise("splitmix64")(xp.asarray(v, dtype=xp.uint64))

@@ -8,6 +8,7 @@ A stack of one shape is the special case of constant ``h`` and ``w``.
 """
 from __future__ import annotations
 
+from solvers import kernels
 from solvers.batch import MAX_SIDE, Padded
 from solvers.xp import stable_argsort
 
@@ -31,13 +32,16 @@ def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -
     n, H, W = g.shape
     rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
     R, C = coords(xp, rows, cols)
+    ok = (out_h >= 1) & (out_w >= 1) & (out_h <= MAX_SIDE) & (out_w <= MAX_SIDE)
+    if valid is not None:
+        ok = ok & valid
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        out = kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c)
+        return Padded(xp.broadcast_to(out, (n, rows, cols)), out_h, out_w, ok)
     inside = (R < per_grid(out_h)) & (C < per_grid(out_w))
     sr = xp.clip(xp.broadcast_to(src_r, (n, rows, cols)), 0, H - 1)
     sc = xp.clip(xp.broadcast_to(src_c, (n, rows, cols)), 0, W - 1)
     vals = g[xp.arange(n)[:, None, None], sr, sc]
-    ok = (out_h >= 1) & (out_w >= 1) & (out_h <= MAX_SIDE) & (out_w <= MAX_SIDE)
-    if valid is not None:
-        ok = ok & valid
     return Padded(xp.where(inside, vals, g.dtype.type(0)), out_h, out_w, ok)
 
 
