@@ -9,7 +9,9 @@ Here each of those is one small kernel: a thread per line of a grid, or a thread
 working in shared memory. The search's own steps have kernels for the same reason: moving grids
 between the flat and the padded layouts (``copy_rows``: the array calls built several int64
 indices per cell), comparing grids with their train outputs (``match_cells``) and mixing hashes
-(one fused kernel instead of nine elementwise launches). Each function gives exactly what its array-call version in the DSL
+(one fused kernel instead of nine elementwise launches); and the coordinate-map gather that many
+geometric primitives share (``remap``), which broadcasts its sources instead of building int64
+index stacks. Each function gives exactly what its array-call version in the DSL
 gives (the GPU tests compare them); the primitives call it only when :func:`enabled` says so, and
 the CPU always runs the array calls.
 
