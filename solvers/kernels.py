@@ -259,20 +259,24 @@ __device__ unsigned long long splitmix(unsigned long long z) {
 """
 
 
+# Fused elementwise kernels (CuPy ElementwiseKernel arguments), compiled on first use.
+_ELEMENTWISE = {
+    "splitmix64": ("uint64 v", "uint64 out", "out = splitmix(v)"),
+    # A grid hash from its integer projections (exact in float32) and its shape key.
+    "mix_projections": (
+        "raw float32 proj, raw uint64 mix, int64 shape_key, int32 k", "uint64 out",
+        """unsigned long long s = 0;
+           for (int j = 0; j < k; ++j) s += (unsigned long long)proj[i * k + j] * mix[j];
+           out = splitmix(s ^ ((unsigned long long)shape_key * 0x2545F4914F6CDD1Dull));"""),
+}
+
+
 @functools.lru_cache(maxsize=None)
 def _elementwise(name: str):
     import cupy
 
-    if name == "splitmix64":
-        return cupy.ElementwiseKernel("uint64 v", "uint64 out", "out = splitmix(v)", "arcbatt_splitmix64",
-                                      preamble=_SPLITMIX)
-    # A grid hash from its integer projections (exact in float32) and its shape key.
-    return cupy.ElementwiseKernel(
-        "raw float32 proj, raw uint64 mix, int64 shape_key, int32 k", "uint64 out",
-        """unsigned long long s = 0;
-           for (int j = 0; j < k; ++j) s += (unsigned long long)proj[i * k + j] * mix[j];
-           out = splitmix(s ^ ((unsigned long long)shape_key * 0x2545F4914F6CDD1Dull));""",
-        "arcbatt_mix_projections", preamble=_SPLITMIX)
+    params, out, body = _ELEMENTWISE[name]
+    return cupy.ElementwiseKernel(params, out, body, "arcbatt_" + name, preamble=_SPLITMIX)
 
 
 @functools.lru_cache(maxsize=None)
@@ -298,12 +302,11 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
     are the output's row and column index grids; the sources broadcast against them, so no
     per-cell index array is built."""
     n, H, W = g.shape
-    as64 = lambda a: xp.asarray(a, dtype=xp.int64)  # noqa: E731
     flat = xp.ascontiguousarray(g).reshape(-1)
     grid = xp.arange(n, dtype=xp.int64)[:, None, None]
-    sides = [xp.broadcast_to(as64(v), (n,))[:, None, None] for v in (out_h, out_w)]
-    return _remap_kernel()(flat, as64(src_r), as64(src_c), as64(R), as64(C), *sides, grid, np.int64(H),
-                           np.int64(W))
+    sides = [xp.broadcast_to(xp.asarray(v, dtype=xp.int64), (n,))[:, None, None] for v in (out_h, out_w)]
+    coords = [xp.asarray(v, dtype=xp.int64) for v in (src_r, src_c, R, C)]
+    return _remap_kernel()(flat, *coords, *sides, grid, np.int64(H), np.int64(W))
 
 
 def splitmix64(xp, v):
