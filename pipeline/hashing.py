@@ -2,9 +2,10 @@
 
 A grid's hash comes from six random integer projections of its cells (the coefficient of a cell
 depends on its row and column, so a grid hashes the same alone or zero-padded inside a larger
-stack), computed as one float32 matrix product per stack (BLAS on the CPU, cuBLAS on the GPU): the coefficients are integers below
-2048, so every projection (at most 9 * 900 * 2047 < 2**24) is exact in float32 and identical on
-any device or summation order. Two different grids agree on all six with probability at most
+stack), computed as one float32 matrix product per stack on the CPU (BLAS) and by one kernel on
+the GPU (a warp per grid, in integers): the coefficients are integers below 2048, so every
+projection (at most 9 * 900 * 2047 < 2**24) is exact in float32 and identical on any device or
+summation order. Two different grids agree on all six with probability at most
 2048**-6 (about 1e-20). The projections and the shape are mixed into 64 bits with splitmix64. A
 state (one program's result on every sample of a task) hashes as the wrapping sum of its mixed
 grid hashes, salted by the task.
@@ -47,25 +48,31 @@ class GridHasher:
         self.mix = xp.asarray(mix)
         self._coef_by_shape: dict = {}
 
-    def _coef(self, h: int, w: int):
-        key = (h, w)
+    def _coef(self, h: int, w: int, dtype):
+        key = (h, w, dtype)
         if key not in self._coef_by_shape:
-            self._coef_by_shape[key] = self.xp.ascontiguousarray(self.coef[:h, :w].reshape(h * w, PROJECTIONS))
+            flat = self.coef[:h, :w].reshape(h * w, PROJECTIONS).astype(dtype)
+            self._coef_by_shape[key] = self.xp.ascontiguousarray(flat)
         return self._coef_by_shape[key]
+
+    def _hash(self, arr, shape_key):
+        """Hashes of the (m, H, W) stack ``arr`` (its coefficients are those of an H x W grid)."""
+        xp = self.xp
+        m, H, W = arr.shape
+        if kernels.enabled(xp):
+            return kernels.hash_grids(xp, arr, self._coef(H, W, xp.int32), self.mix, shape_key)
+        proj = xp.matmul(arr.reshape(m, H * W).astype(xp.float32), self._coef(H, W, xp.float32))
+        return self._mix(proj, shape_key)
 
     def _mix(self, proj, shape_key):
         xp = self.xp
-        if kernels.enabled(xp):
-            return kernels.mix_projections(xp, proj, self.mix, shape_key)
         sums = (proj.astype(xp.uint64) * self.mix).sum(axis=1, dtype=xp.uint64)
         return splitmix64(xp, sums ^ (shape_key.astype(xp.uint64) * _SHAPE))
 
     def grids(self, arr):
         """Hash every grid of a ``(m, h, w)`` stack (shape included)."""
-        xp = self.xp
         m, h, w = arr.shape
-        proj = xp.matmul(arr.reshape(m, h * w).astype(xp.float32), self._coef(h, w))
-        return self._mix(proj, xp.full(m, h * 64 + w, dtype=xp.int64))
+        return self._hash(arr, self.xp.full(m, h * 64 + w, dtype=self.xp.int64))
 
     def padded(self, arr, h, w):
         """Hash grids held zero-padded in a ``(m, H, W)`` stack; ``h``, ``w`` are their real sides.
@@ -73,10 +80,7 @@ class GridHasher:
         Gives exactly the hashes :meth:`grids` gives for the unpadded grids (cells outside the
         real grid must be 0).
         """
-        xp = self.xp
-        m, H, W = arr.shape
-        proj = xp.matmul(arr.reshape(m, H * W).astype(xp.float32), self._coef(H, W))
-        return self._mix(proj, h * 64 + w)
+        return self._hash(arr, h * 64 + w)
 
     def item(self, grid_hash, sample):
         """Mix a grid hash with the index of the sample it belongs to (so states sum safely)."""

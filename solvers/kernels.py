@@ -233,6 +233,55 @@ extern "C" __global__ void fill_boxes(const unsigned char* g, const int* labels,
     }
     out[i * cells + t] = o;
 }
+
+// Grid hashes (pipeline.hashing): one warp per grid of an (m, cells) uint8 stack sums six integer
+// projections of its cells (coef: (cells, 6) int32; every sum < 2**24, so it equals the float32
+// matrix product of the array-call path), then mixes them with the grid's shape key.
+extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int cells, const int* coef,
+                                      const unsigned long long* mix, const long long* shape_key,
+                                      unsigned long long* out) {
+    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gi >= m) return;  // the whole warp: all its lanes share gi
+    const unsigned char* a = g + gi * cells;
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int k = lane; k < cells; k += 32) {
+        unsigned int v = a[k];
+        if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[k * 6 + j];
+    }
+    for (int j = 0; j < 6; ++j)
+        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
+    if (lane == 0) {
+        unsigned long long s = 0;
+        for (int j = 0; j < 6; ++j) s += (unsigned long long)p[j] * mix[j];
+        out[gi] = splitmix(s ^ ((unsigned long long)shape_key[gi] * 0x2545F4914F6CDD1Dull));
+    }
+}
+
+// Shift agreements (repair._agreements): one block per grid of an (n, H, W) stack, a thread per
+// shift (dy, dx): whether every pair of non-zero cells (i, j), (i + dy, j + dx) has one colour.
+extern "C" __global__ void shift_agreements(const unsigned char* g, int H, int W, const long long* h,
+                                            const long long* w, int dy0, int ndy, int dx0, int ndx,
+                                            bool* out) {
+    __shared__ unsigned char cell[1024];
+    long long i = blockIdx.x;
+    int cells = H * W;
+    for (int t = threadIdx.x; t < cells; t += blockDim.x) cell[t] = g[i * cells + t];
+    __syncthreads();
+    for (int s = threadIdx.x; s < ndy * ndx; s += blockDim.x) {
+        int dy = dy0 + s / ndx, dx = dx0 + s % ndx;
+        bool agree = dy < h[i] && (dx < 0 ? -dx : dx) < w[i];
+        for (int y = 0; agree && y + dy < H; ++y) {
+            for (int x = 0; x < W; ++x) {
+                int xx = x + dx;
+                if (xx < 0 || xx >= W) continue;
+                unsigned char a = cell[y * W + x], b = cell[(y + dy) * W + xx];
+                if (a && b && a != b) { agree = false; break; }
+            }
+        }
+        out[i * ndy * ndx + s] = agree;
+    }
+}
 """
 
 _THREADS = 256
@@ -247,7 +296,7 @@ def enabled(xp) -> bool:
 def _kernel(name: str):
     import cupy
 
-    return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
+    return cupy.RawModule(code=_SPLITMIX + _SOURCE, options=("-std=c++14",)).get_function(name)
 
 
 _SPLITMIX = r"""
@@ -262,12 +311,6 @@ __device__ unsigned long long splitmix(unsigned long long z) {
 # Fused elementwise kernels (CuPy ElementwiseKernel arguments), compiled on first use.
 _ELEMENTWISE = {
     "splitmix64": ("uint64 v", "uint64 out", "out = splitmix(v)"),
-    # A grid hash from its integer projections (exact in float32) and its shape key.
-    "mix_projections": (
-        "raw float32 proj, raw uint64 mix, int64 shape_key, int32 k", "uint64 out",
-        """unsigned long long s = 0;
-           for (int j = 0; j < k; ++j) s += (unsigned long long)proj[i * k + j] * mix[j];
-           out = splitmix(s ^ ((unsigned long long)shape_key * 0x2545F4914F6CDD1Dull));"""),
 }
 
 
@@ -314,12 +357,31 @@ def splitmix64(xp, v):
     return _elementwise("splitmix64")(xp.asarray(v, dtype=xp.uint64))
 
 
-def mix_projections(xp, proj, mix, shape_key):
-    """``GridHasher._mix`` as one fused kernel: (m, k) float32 projections to (m,) uint64 hashes."""
-    proj = xp.ascontiguousarray(proj)
-    m, k = proj.shape
-    key = xp.broadcast_to(xp.asarray(shape_key, dtype=xp.int64), (m,))
-    return _elementwise("mix_projections")(proj, xp.ascontiguousarray(mix), key, np.int32(k))
+def hash_grids(xp, arr, coef, mix, shape_key):
+    """``GridHasher`` hashes of an (m, H, W) uint8 stack in one kernel (``coef``: its (H * W, 6)
+    projection coefficients as int32; ``shape_key``: per grid, or one for all)."""
+    arr = xp.ascontiguousarray(arr)
+    m, H, W = arr.shape
+    out = xp.empty(m, dtype=xp.uint64)
+    if m:
+        key = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(shape_key, dtype=xp.int64), (m,)))
+        _kernel("hash_grids")(((m * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                              (arr, np.int64(m), np.int32(H * W), coef, mix, key, out))
+    return out
+
+
+def shift_agreements(xp, g, h, w, dys: range, dxs: range):
+    """``repair._agreements`` in one kernel: (n, len(dys), len(dxs)) bool."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty((n, len(dys), len(dxs)), dtype=bool)
+    if n:
+        h = xp.ascontiguousarray(xp.asarray(h, dtype=xp.int64))
+        w = xp.ascontiguousarray(xp.asarray(w, dtype=xp.int64))
+        _kernel("shift_agreements")((n,), (_block_threads(len(dys) * len(dxs)),),
+                                    (g, np.int32(H), np.int32(W), h, w, np.int32(dys.start), np.int32(len(dys)),
+                                     np.int32(dxs.start), np.int32(len(dxs)), out))
+    return out
 
 
 def _line_launch(n: int, lines: int):

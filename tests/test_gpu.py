@@ -99,6 +99,7 @@ def test_kernels_match_their_array_call_versions(density):
     from solvers.primitives.lines import _SCAN, _as_down, _ray_down
     from solvers.primitives.objects import label_objects
     from solvers.primitives.regions import enclosed_background
+    from solvers.primitives.repair import _agreements
 
     rng = np.random.default_rng(int(density * 10))
     for h, w in [(1, 1), (1, 30), (5, 7), (30, 30), (17, 29)]:
@@ -116,6 +117,18 @@ def test_kernels_match_their_array_call_versions(density):
                 assert want[2][0] == got[2][0]
                 assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
         assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
+        # Shift agreements on the stack, on wallpapers with holes, with real sides below the stack's.
+        hh = rng.integers(1, h + 1, 50)
+        ww = rng.integers(1, w + 1, 50)
+        tile = rng.integers(1, 4, (50, 2, 3))
+        wall = np.tile(tile, (1, h // 2 + 1, w // 3 + 1))[:, :h, :w] * (rng.random((50, h, w)) < 0.8)
+        wall = (wall * ((np.arange(h)[None, :, None] < hh[:, None, None])
+                        & (np.arange(w)[None, None, :] < ww[:, None, None]))).astype(np.uint8)
+        for stack in (g, wall):
+            for dys, dxs in [(range(0, 1), range(1, 11)), (range(1, 11), range(0, 1)), (range(1, 10), range(-10, 11))]:
+                want = _agreements(np, stack, hh, ww, dys, dxs)
+                got = kernels.shift_agreements(cupy, cupy.asarray(stack), cupy.asarray(hh), cupy.asarray(ww), dys, dxs)
+                assert np.array_equal(cupy.asnumpy(got), want), (h, w, dys, dxs)
         labels, _, _, first = kernels.label_objects(cupy, dg, 8, True)
         assert np.array_equal(cupy.asnumpy(kernels.fill_boxes(cupy, dg, labels, first)), fill_bbox(np, g))
         for d, (axis, reverse) in _SCAN.items():
@@ -173,7 +186,7 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
 
 
 def test_grid_and_state_hashes_identical_on_numpy_and_cupy():
-    """The fused hashing kernels (projection mixing, splitmix64) give NumPy's hashes bit for bit."""
+    """The hashing kernels (grid projections, splitmix64) give NumPy's hashes bit for bit."""
     from pipeline.hashing import GridHasher
 
     rng = np.random.default_rng(3)
@@ -181,6 +194,12 @@ def test_grid_and_state_hashes_identical_on_numpy_and_cupy():
     for h, w in [(1, 1), (3, 7), (30, 30)]:
         g = rng.integers(0, 10, (40, h, w)).astype(np.uint8)
         assert np.array_equal(cpu.grids(g), cupy.asnumpy(gpu.grids(cupy.asarray(g))))
+        # Zero-padded grids of real sides up to the stack's: the same hashes as alone.
+        hh, ww = rng.integers(1, h + 1, 40), rng.integers(1, w + 1, 40)
+        g = (g * ((np.arange(h)[None, :, None] < hh[:, None, None])
+                  & (np.arange(w)[None, None, :] < ww[:, None, None]))).astype(np.uint8)
+        assert np.array_equal(cpu.padded(g, hh, ww),
+                              cupy.asnumpy(gpu.padded(cupy.asarray(g), cupy.asarray(hh), cupy.asarray(ww))))
     summed = rng.integers(0, 2**63, 100, dtype=np.uint64)
     task = rng.integers(0, 400, 100)
     assert np.array_equal(cpu.state_key(summed, task),

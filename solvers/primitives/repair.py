@@ -1,6 +1,7 @@
 """Repairs: filling holes (background cells) of a pattern from its own regularity."""
 from __future__ import annotations
 
+from solvers import kernels
 from solvers.batch import Padded, bounding_boxes, crop_boxes
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
@@ -15,6 +16,8 @@ def _agreements(xp, g, h, w, dys: range, dxs: range):
     with real sides ``h``, ``w`` (padding cells are 0, as cells off the grid would be); shifts that
     leave the grid (``dy >= h``, ``|dx| >= w``) never agree. Returns (n, len(dys), len(dxs)) bool,
     comparing as many shifted copies at once as fit in _SHIFT_CELLS."""
+    if kernels.enabled(xp):
+        return kernels.shift_agreements(xp, g, h, w, dys, dxs)
     n, H, W = g.shape
     P = max(abs(dxs.start), abs(dxs.stop - 1))
     padded = xp.zeros((n, H + dys.stop - 1, W + 2 * P), dtype=g.dtype)
