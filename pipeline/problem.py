@@ -226,11 +226,18 @@ class Block:
     items: Items
     task: object
     gid: object
+    _host: tuple | None = field(default=None, repr=False)
 
     @property
     def num_states(self) -> int:
         """Number of states in the block."""
         return int(self.task.shape[0])
+
+    def host_ids(self):
+        """Host copies of ``task`` and ``gid`` (made once: every transform of the block needs them)."""
+        if self._host is None:
+            self._host = (to_host(self.task), to_host(self.gid))
+        return self._host
 
 
 class Problem:

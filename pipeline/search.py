@@ -337,13 +337,13 @@ class Search:
 
         t0 = self._now()
         cand = xp.nonzero(valid)[0]
-        new_idx = to_host(cand[self.seen.add_new(key[cand])])
+        new_dev = cand[self.seen.add_new(key[cand])]
+        new_idx = to_host(new_dev)
         self.stats.add_time("search.dedup", self._now() - t0)
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
             return None
-        gid_h = to_host(block.gid)
-        task_h = to_host(block.task)
+        task_h, gid_h = block.host_ids()
         if ti is None:
             new_gid = gid_h[new_idx]
         else:
@@ -352,7 +352,7 @@ class Search:
 
         t0 = self._now()
         new_mask = xp.zeros(S, dtype=bool)
-        new_mask[xp.asarray(new_idx)] = True
+        new_mask[new_dev] = True
         task = block.task[st]
         # Fit of the new states only: exact matches by hash, cell accuracy where the size is right.
         is_train = sm < p.n_train[task]
@@ -386,13 +386,13 @@ class Search:
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        self._update_boards(block, out, new_idx, new_gid, task_h, rank, solved | cm_ok, n_exact,
+        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, rank, solved | cm_ok, n_exact,
                             score, mapping, cm_ok, test_key)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None
         t0 = self._now()
-        nb = self._next_block(out, new_idx, new_gid, task_h, kept_per_task)
+        nb = self._next_block(out, new_dev, new_idx, new_gid, task_h, kept_per_task)
         self.stats.add_time("search.frontier", self._now() - t0)
         return nb
 
@@ -417,16 +417,20 @@ class Search:
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
 
-    def _update_boards(self, block, parts, new_idx, new_gid, task_h, rank, solved, n_exact, score,
+    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, task_h, rank, solved, n_exact, score,
                        mapping, cm_ok, test_key):
-        """Insert the best new states of each task into its leaderboard (top few, distinct outputs)."""
+        """Insert the best new states of each task into its leaderboard (top few, distinct outputs).
+
+        Only the states that beat their task's board cross to the host (``new_dev``: the new
+        states on the device, ``new_idx`` the same on the host)."""
         xp = self.xp
-        rank_h = to_host(rank)[new_idx]
-        tasks = task_h[new_idx]
-        better = rank_h > self.threshold[tasks]
+        rank_new = rank[new_dev]
+        better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new_dev]])
         if not better.any():
             return
-        idx, gids, tasks, rank_h = new_idx[better], new_gid[better], tasks[better], rank_h[better]
+        pick = np.nonzero(better)[0]
+        idx, gids, tasks = new_idx[pick], new_gid[pick], task_h[new_idx[pick]]
+        rank_h = to_host(rank_new[xp.asarray(pick)])
         order = np.lexsort((gids, -rank_h, tasks))
         idx, gids, tasks, rank_h = idx[order], gids[order], tasks[order], rank_h[order]
         first = np.r_[0, np.nonzero(np.diff(tasks))[0] + 1]
@@ -434,12 +438,9 @@ class Search:
         top = pos < LEADERBOARD_SIZE
         idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
         outputs = self._test_outputs(block, parts, idx)
-        solved_h = to_host(solved)[idx]
-        exact_h = to_host(n_exact)[idx]
-        score_h = to_host(score)[idx]
-        cm_h = to_host(cm_ok)[idx]
-        tkey_h = to_host(test_key)[idx]
-        maps_h = to_host(mapping[xp.asarray(idx)]) if mapping is not None else None
+        at = xp.asarray(idx)
+        solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in (solved, n_exact, score, cm_ok, test_key))
+        maps_h = to_host(mapping[at]) if mapping is not None else None
         for j, s in enumerate(idx.tolist()):
             t = int(tasks[j])
             table = None
@@ -482,7 +483,7 @@ class Search:
             found[s][k] = cells[a:a + h * w].reshape(h, w)
         return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
-    def _next_block(self, out: Items, new_idx, new_gid, task_h, kept_per_task):
+    def _next_block(self, out: Items, new_dev, new_idx, new_gid, task_h, kept_per_task):
         """The new states (within the per-task budget) and their grids, as an ungrouped block."""
         xp = self.xp
         tasks = task_h[new_idx]
@@ -497,9 +498,9 @@ class Search:
         np.add.at(kept_per_task, tasks[keep], 1)
         if not keep.any():
             return None
-        local = np.full(len(task_h), -1, dtype=np.int64)
-        local[new_idx[keep]] = np.arange(int(keep.sum()))
-        local_x = xp.asarray(local)[out.state]
+        local = xp.full(len(task_h), -1, dtype=xp.int64)
+        local[new_dev[xp.asarray(keep)]] = xp.arange(int(keep.sum()))
+        local_x = local[out.state]
         items = out.take(xp.nonzero(local_x >= 0)[0])
         items.state = local_x[local_x >= 0]
         return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
