@@ -23,6 +23,10 @@
 #   kern3    depth 3 on one GPU with the CUDA kernels of solvers.kernels and without (same run)
 #   kern2    depth 2: all CPU cores, one GPU with and without the kernels (same run)
 #   costs3ab the level-3 block's transform costs with the kernels and without (same run)
+#   absorb3  depth 3 profiled with the new grids of each transform scored alone, and together up to
+#            1 and 4 block sizes of cells (same results, speed differs)
+#   old3     depth 3 on one GPU with the commit in .old (a copy of an earlier tree) and with this one
+#   old2     depth 2 on one GPU with the commit in .old and with this one, and on all CPU cores
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -78,6 +82,13 @@ for step in "$@"; do
     kern2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1,gpu1-arrays --json "$out/kern2.json" > "$out/kern2.txt" 2>&1; tail -7 "$out/kern2.txt" ;;
     costs3ab) timeout 200 python3 benchmarks/primitive_costs.py --gpu --level 3 --top 130 > "$out/costs3k.txt" 2>&1; head -3 "$out/costs3k.txt"
               ARCBATT_NO_KERNELS=1 timeout 200 python3 benchmarks/primitive_costs.py --gpu --level 3 --top 130 > "$out/costs3a.txt" 2>&1; head -3 "$out/costs3a.txt" ;;
+    absorb3) for a in 0.000001 1 4; do
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 8 --absorb-cells $a 2>&1 | tee -a "$out/absorb3.txt" | grep -E "tasks|stages|absorb"
+             done ;;
+    old3) (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/old3.json" 2>&1 | tail -3)
+          timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/new3.json" 2>&1 | tail -3 ;;
+    old2) (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 300 python3 benchmarks/bench_search.py --depth 2 --modes gpu1 --json "$out/old2.json" 2>&1 | tail -3)
+          timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/new2.json" 2>&1 | tail -4 ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

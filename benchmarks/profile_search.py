@@ -33,6 +33,9 @@ def main() -> None:
     parser.add_argument("--bucket-sides", default="",
                         help="comma-separated sides of the padded size buckets (default: the "
                              "search's own); results are the same, speed differs")
+    parser.add_argument("--absorb-cells", type=float, default=0,
+                        help="score the new grids of several transforms together up to this many "
+                             "cells, as a multiple of the block size (default: the search's own)")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also run the last repeat under cProfile and print its top N functions "
                              "by own time (host-side cost: Python, launches, waits on the device)")
@@ -65,8 +68,15 @@ def profile_once(args) -> None:
         sync = xp.cuda.Device().synchronize
     else:
         xp, sync = np, (lambda: None)
+    block_cells = None
+    if args.gpu:  # the block size that a run gives this device (pipeline.engine.search_shard)
+        from pipeline.engine import gpu_block_cells
+        block_cells = gpu_block_cells(xp)
     search = Search(Problem(tasks, xp), states_per_task=args.states_per_task,
-                    bucket_all=True if args.bucket_all else None)
+                    bucket_all=True if args.bucket_all else None, block_cells=block_cells)
+    if args.absorb_cells:
+        search.absorb_cells = int(args.absorb_cells * search.block_cells)
+    print(f"block cells {search.block_cells}, absorb cells {search.absorb_cells}")
     per_primitive = collections.Counter()
     calls = collections.Counter()
     real_apply = search._apply

@@ -51,17 +51,24 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
     import cupy
 
     with cupy.cuda.Device(gpu):
-        free, total = cupy.cuda.runtime.memGetInfo()
-        # Processes sharing a GPU start together: each caps its memory pool at its share of the
-        # card (CuPy frees its cached blocks and retries before it reports out-of-memory, which
-        # the search answers by halving the block), so none starves the others.
-        share = int(min(free, 0.9 * total / max(1, gpu_share)))
-        if gpu_share > 1:
-            cupy.get_default_memory_pool().set_limit(size=share)
-        # Blocks follow that memory: a transform's temporaries peak at a few hundred bytes per
-        # cell (zero-padded buckets, int64 labels and indices).
-        block_cells = int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL)))
-        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
+        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
+                       gpu_block_cells(cupy, gpu_share))
+
+
+def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
+    """Cells per search block on the current GPU, which ``gpu_share`` search processes use at once.
+
+    Processes sharing a GPU start together: each caps its memory pool at its share of the card
+    (CuPy frees its cached blocks and retries before it reports out-of-memory, which the search
+    answers by halving the block), so none starves the others.
+    """
+    free, total = cupy.cuda.runtime.memGetInfo()
+    share = int(min(free, 0.9 * total / max(1, gpu_share)))
+    if gpu_share > 1:
+        cupy.get_default_memory_pool().set_limit(size=share)
+    # Blocks follow that memory: a transform's temporaries peak at a few hundred bytes per cell
+    # (zero-padded buckets, int64 labels and indices).
+    return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL)))
 
 
 def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):

@@ -149,6 +149,7 @@ class PaddedLayout:
         self.size = offset
         self.items = items
         self._dest = None
+        self._per_bucket: dict = {}
         self.buffer = self.scatter(items.cells)
 
     def _destinations(self):
@@ -183,12 +184,24 @@ class PaddedLayout:
         H, W, idx, off = bucket
         return self.buffer[off:off + int(idx.shape[0]) * H * W].reshape(-1, H, W)
 
+    def sides(self, bucket):
+        """The real sides ``(h, w)`` of the grids of one bucket (cached: every transform needs them)."""
+        key = ("sides", bucket[3])
+        if key not in self._per_bucket:
+            idx = bucket[2]
+            self._per_bucket[key] = (self.items.h[idx], self.items.w[idx])
+        return self._per_bucket[key]
+
     def real_mask(self, bucket):
-        """True on the cells of each grid, False on its padding."""
-        xp = self.items.xp
-        H, W, idx, _ = bucket
-        return (xp.arange(H)[None, :, None] < self.items.h[idx][:, None, None]) \
-            & (xp.arange(W)[None, None, :] < self.items.w[idx][:, None, None])
+        """True on the cells of each grid, False on its padding (cached)."""
+        key = ("mask", bucket[3])
+        if key not in self._per_bucket:
+            xp = self.items.xp
+            H, W, _, _ = bucket
+            h, w = self.sides(bucket)
+            self._per_bucket[key] = (xp.arange(H)[None, :, None] < h[:, None, None]) \
+                & (xp.arange(W)[None, None, :] < w[:, None, None])
+        return self._per_bucket[key]
 
 
 def shape_runs(h: np.ndarray, w: np.ndarray) -> list:

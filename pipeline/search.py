@@ -24,6 +24,13 @@ LEADERBOARD_SIZE = 6
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
 BLOCK_CELLS = {"cpu": 12_000_000, "gpu": 150_000_000}
+# Cells of new grids scored together (from several transforms of a block), given the block size.
+# Each absorb is dozens of array calls whatever its size, so small levels gain most; the bound keeps
+# its temporaries (tens of bytes per cell on the CPU, a few on a GPU) small next to the block's
+# (a transform's temporaries take up to a few hundred bytes per cell of the block). Measured on an
+# H100, depth 3 (benchmarks/RESULTS.md): 22.8 s one transform at a time, 20.2 s up to one block of
+# cells, 18.2 s up to four.
+ABSORB_CELLS = {"cpu": lambda block_cells: min(block_cells, 4_000_000), "gpu": lambda block_cells: 4 * block_cells}
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
 ACC_SCALE = 1 << 20    # cell accuracy in fixed point
 USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
@@ -70,11 +77,12 @@ class StateTable:
         self.size = num_tasks
         self._frozen = None
 
-    def add(self, parents: np.ndarray, transform: int) -> np.ndarray:
-        """Register new states made by ``transform`` from ``parents``; returns their ids."""
+    def add(self, parents: np.ndarray, transform) -> np.ndarray:
+        """Register new states made from ``parents`` by ``transform`` (one index for all, or one
+        per state); returns their ids."""
         ids = np.arange(self.size, self.size + len(parents), dtype=np.int64)
         self._parent.append(parents.astype(np.int64))
-        self._transform.append(np.full(len(parents), transform, dtype=np.int32))
+        self._transform.append(np.broadcast_to(np.asarray(transform, dtype=np.int32), (len(parents),)).copy())
         self.size += len(parents)
         self._frozen = None
         return ids
@@ -95,7 +103,8 @@ class Search:
     """One breadth-first search over the tasks of a :class:`Problem`."""
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
-                 progress=None, block_cells: int | None = None, bucket_all: bool | None = None):
+                 progress=None, block_cells: int | None = None, bucket_all: bool | None = None,
+                 absorb_cells: int | None = None):
         self.p = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -110,6 +119,13 @@ class Search:
         self.per_task_budget = states_per_task
         self.expand_solved = expand_solved
         self.block_cells = block_cells or BLOCK_CELLS["cpu" if problem.xp is np else "gpu"]
+        # New grids of several transforms are scored and deduplicated together up to this many
+        # cells (0: after every transform). Results do not depend on it (see _absorb).
+        self.absorb_cells = (ABSORB_CELLS["cpu" if problem.xp is np else "gpu"](self.block_cells)
+                             if absorb_cells is None else absorb_cells)
+        # Runs of consecutive elementwise transforms are applied together; others one at a time.
+        self.runs = _transform_runs(self.transforms)
+        self._lut_cache: dict = {}
         # Measured: on the CPU, slicing exact-shape groups beats gathers over padded buckets for
         # coordinate-map primitives; on the GPU, fewer larger calls win, so everything is bucketed.
         self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
@@ -128,7 +144,8 @@ class Search:
         """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats."""
         start = time.perf_counter()
         frontier = [self.p.initial_block()]
-        self._absorb(frontier[0], *self._identity_parts(frontier[0]), None, 0, keep=False)
+        first = frontier[0]
+        self._absorb([_Output(first, None, *self._identity_parts(first))], 0, keep=False)
         for level in range(1, depth + 1):
             last = level == depth
             frontier = self._expand_level(frontier, level, last, deadline)
@@ -154,26 +171,43 @@ class Search:
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
             builder = _BlockBuilder(self.xp, self.block_cells)
+            pending = _Pending(self.absorb_cells, self.p.max_samples)
+
+            def absorb():
+                new_block = self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task)
+                if new_block is not None:
+                    builder.add(new_block)
+
             # The object transforms of a block share their labellings (four kinds for ~18 of them).
             with shared_labelling():
-                for ti, tr in enumerate(self.transforms):
+                for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
                         return []
-                    for new_block in self._run_transform(block, ti, tr, level, last, kept_per_task):
-                        builder.add(new_block)
-                    done += 1
+                    for output in self._apply_run(block, run):
+                        if pending.add(output):
+                            absorb()
+                    done += len(run)
                     if self.progress:
                         self.progress(level, done, total)
+                if pending:
+                    absorb()
             del block
             t0 = self._now()
             next_frontier += builder.finish()
             self.stats.add_time("search.regroup", self._now() - t0)
         return next_frontier
 
-    def _run_transform(self, block, ti, tr, level, last, kept_per_task) -> list:
-        """Apply transform ``ti`` to a block and absorb the result; on device out-of-memory the
-        block is halved (states in order, so results do not change) and each half is retried."""
+    def _apply_run(self, block, run) -> list:
+        """The outputs of a run of transforms (indices) on ``block``, in transform order."""
+        if len(run) > 1:
+            return self._apply_elementwise_run(block, run)
+        ti = run[0]
+        return self._run_transform(block, ti, self.transforms[ti])
+
+    def _run_transform(self, block, ti, tr) -> list:
+        """Apply transform ``ti`` to a block; on device out-of-memory the block is halved (states
+        in order, so results do not change) and each half is retried. Returns its outputs."""
         t0 = self._now()
         try:
             out, hashes = self._apply(block, tr)
@@ -184,11 +218,71 @@ class Search:
             self.stats.oom_splits += 1
             half = block.num_states // 2
             keep = self.xp.arange(block.num_states) < half
-            return (self._run_transform(_subset(self.xp, block, keep), ti, tr, level, last, kept_per_task)
-                    + self._run_transform(_subset(self.xp, block, ~keep), ti, tr, level, last, kept_per_task))
+            return (self._run_transform(_subset(self.xp, block, keep), ti, tr)
+                    + self._run_transform(_subset(self.xp, block, ~keep), ti, tr))
         self.stats.add_time("search.apply", self._now() - t0)
-        new_block = self._absorb(block, out, hashes, ti, level, keep=not last, kept_per_task=kept_per_task)
-        return [] if new_block is None else [new_block]
+        if out is None or out.count == 0:
+            return []
+        return [_Output(block, ti, out, hashes)]
+
+    def _apply_elementwise_run(self, block, run) -> list:
+        """Apply consecutive elementwise transforms together: each is a colour lookup table, so a
+        chunk of them is one gather and one hash call per shape group or size bucket (memory
+        bounds the chunk; on out-of-memory they run one by one)."""
+        xp, items = self.xp, block.items
+        per_chunk = max(1, self.absorb_cells // max(1, int(items.cells.shape[0])))
+        outputs = []
+        for lo in range(0, len(run), per_chunk):
+            chunk = run[lo:lo + per_chunk]
+            t0 = self._now()
+            try:
+                cells, hashes = self._apply_luts(items, self._luts(chunk))
+            except Exception as exc:
+                if not _is_out_of_memory(exc) or len(chunk) < 2:
+                    raise
+                self._free_device_memory()
+                for ti in chunk:
+                    outputs += self._run_transform(block, ti, self.transforms[ti])
+                continue
+            self.stats.grid_transforms += items.count * len(chunk)
+            self.stats.add_time("search.apply", self._now() - t0)
+            outputs += [_Output(block, ti, Items(xp, cells[k], items.state, items.sample, items.h, items.w,
+                                                 items.start), hashes[k])
+                        for k, ti in enumerate(chunk)]
+        return outputs
+
+    def _luts(self, run):
+        """The (len(run), 10) uint8 colour tables of elementwise transforms (cached)."""
+        key = tuple(run)
+        if key not in self._lut_cache:
+            xp = self.xp
+            probe = xp.arange(10, dtype=xp.uint8).reshape(1, 1, 10)
+            self._lut_cache[key] = xp.stack([xp.asarray(self.transforms[ti](xp, probe), dtype=xp.uint8).reshape(10)
+                                             for ti in run])
+        return self._lut_cache[key]
+
+    def _apply_luts(self, items: Items, luts):
+        """Cells (K, C) and hashes (K, I) of the items mapped through each of K colour tables."""
+        xp = self.xp
+        K = int(luts.shape[0])
+        cells = luts[:, items.cells]
+        hashes = xp.empty((K, items.count), dtype=xp.uint64)
+        if self.bucket_all:
+            lay = items.padded()
+            keeps_zero = bool((luts[:, 0] == 0).all())
+            for bucket in lay.buckets:
+                H, W, idx, _ = bucket
+                stack = luts[:, lay.stack(bucket)]  # (K, m, H, W)
+                if not keeps_zero:
+                    stack = xp.where(lay.real_mask(bucket)[None], stack, xp.uint8(0))
+                h, w = (xp.tile(v, K) for v in lay.sides(bucket))
+                hashes[:, idx] = self.p.hasher.padded(stack.reshape(-1, H, W), h, w).reshape(K, -1)
+        else:
+            for group in items.groups:
+                hh, ww, lo, hi = group
+                stack = luts[:, items.view(group)].reshape(-1, hh, ww)
+                hashes[:, lo:hi] = self.p.hasher.grids(stack).reshape(K, hi - lo)
+        return cells, hashes
 
     def _free_device_memory(self) -> None:
         forget_shared_labelling()
@@ -213,11 +307,9 @@ class Search:
         items = block.items
         self.stats.grid_transforms += items.count
         if tr.primitive.elementwise:
-            cells = tr(xp, items.cells.reshape(1, 1, -1)).reshape(-1)
-            out = Items(xp, cells, items.state, items.sample, items.h, items.w, items.start)
-            if self.bucket_all:
-                return out, self._hash_like_padded(items, cells)
-            return out, self._hash_groups(out, items.groups)
+            ti = self.transforms.index(tr)
+            cells, hashes = self._apply_luts(items, self._luts([ti]))
+            return Items(xp, cells[0], items.state, items.sample, items.h, items.w, items.start), hashes[0]
         if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
             return self._apply_padded(items, tr)
         # One call per exact shape group: the CPU's path for primitives that take real sides (it
@@ -245,17 +337,6 @@ class Search:
                     xp.asarray(w), xp.asarray(np.cumsum(sizes) - sizes))
         return out, xp.concatenate(hashes)
 
-    def _hash_like_padded(self, items: Items, cells):
-        """Hash new cells laid out like ``items`` through its size buckets (few calls, for GPUs)."""
-        xp = self.xp
-        lay = items.padded()
-        buf = lay.scatter(cells)
-        hv = xp.empty(items.count, dtype=xp.uint64)
-        for H, W, idx, off in lay.buckets:
-            stack = buf[off:off + int(idx.shape[0]) * H * W].reshape(-1, H, W)
-            hv[idx] = self.p.hasher.padded(stack, items.h[idx], items.w[idx])
-        return hv
-
     def _apply_padded(self, items: Items, tr):
         """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
         xp, hasher = self.xp, self.p.hasher
@@ -263,10 +344,11 @@ class Search:
         results, hashes = [], []
         for bucket in lay.buckets:
             H, W, idx, _ = bucket
-            res = tr.padded(xp, lay.stack(bucket), items.h[idx], items.w[idx])
+            h, w = lay.sides(bucket)
+            res = tr.padded(xp, lay.stack(bucket), h, w)
             if tr.primitive.pad == "inplace":
                 res = xp.where(lay.real_mask(bucket), res, xp.uint8(0))
-                hashes.append(hasher.padded(res, items.h[idx], items.w[idx]))
+                hashes.append(hasher.padded(res, h, w))
             else:
                 hashes.append(hasher.padded(res.arr, res.h, res.w)[res.valid])
             results.append(res)
@@ -315,14 +397,17 @@ class Search:
             return None
         return _subset(xp, block, keep)
 
-    def _absorb(self, block: Block, out: Items, hv, ti, level, keep, kept_per_task=None):
-        """Score, deduplicate and rank the states that ``out`` (grids made from ``block``) form.
+    def _absorb(self, outputs: list, level, keep, kept_per_task=None):
+        """Score, deduplicate and rank the states that ``outputs`` (:class:`_Output`, in transform
+        order) form; returns the block of new states to expand at the next level (or None).
 
-        Returns the block of new states to expand at the next level (or None).
+        Several outputs absorbed together give exactly what absorbing them one by one gives:
+        states are met in the same order (deduplication keeps the first, the per-task budget
+        takes the first) and leaderboards are filled transform by transform. (States of a task
+        solved meanwhile are dropped here or at the next level's start: they are never expanded.)
         """
-        if out is None or out.count == 0:
-            return None
         xp, p = self.xp, self.p
+        block, out, hv, ti_h = _merge_outputs(xp, outputs)
         t0 = self._now()
         S, K = block.num_states, p.max_samples
         st, sm = out.state, out.sample
@@ -344,11 +429,11 @@ class Search:
         if len(new_idx) == 0:
             return None
         task_h, gid_h = block.host_ids()
-        if ti is None:
+        if ti_h is None:
             new_gid = gid_h[new_idx]
         else:
             self.stats.states += len(new_idx)
-            new_gid = self.table.add(gid_h[new_idx], ti)
+            new_gid = self.table.add(gid_h[new_idx], ti_h[new_idx])
 
         t0 = self._now()
         new_mask = xp.zeros(S, dtype=bool)
@@ -386,8 +471,8 @@ class Search:
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, rank, solved | cm_ok, n_exact,
-                            score, mapping, cm_ok, test_key)
+        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, ti_h, rank, solved | cm_ok,
+                                        n_exact, score, mapping, cm_ok, test_key)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None
@@ -417,32 +502,42 @@ class Search:
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
 
-    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, task_h, rank, solved, n_exact, score,
-                       mapping, cm_ok, test_key):
-        """Insert the best new states of each task into its leaderboard (top few, distinct outputs).
+    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, task_h, ti_h, rank, solved, n_exact, score,
+                       mapping, cm_ok, test_key) -> None:
+        """Insert the best new states of each task into its leaderboard (top few, distinct outputs),
+        transform by transform (``ti_h``: the transform of each state, or None).
 
         Only the states that beat their task's board cross to the host (``new_dev``: the new
         states on the device, ``new_idx`` the same on the host)."""
         xp = self.xp
         rank_new = rank[new_dev]
+        # The boards' thresholds only rise while inserting: this keeps every state that could
+        # enter; the exact test (against the threshold as its transform began) is made below.
         better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new_dev]])
         if not better.any():
             return
         pick = np.nonzero(better)[0]
         idx, gids, tasks = new_idx[pick], new_gid[pick], task_h[new_idx[pick]]
+        trs = np.zeros(len(idx), dtype=np.int64) if ti_h is None else ti_h[idx]
         rank_h = to_host(rank_new[xp.asarray(pick)])
-        order = np.lexsort((gids, -rank_h, tasks))
-        idx, gids, tasks, rank_h = idx[order], gids[order], tasks[order], rank_h[order]
-        first = np.r_[0, np.nonzero(np.diff(tasks))[0] + 1]
+        order = np.lexsort((gids, -rank_h, trs, tasks))
+        idx, gids, tasks, trs, rank_h = idx[order], gids[order], tasks[order], trs[order], rank_h[order]
+        # The best few of each task and transform.
+        first = np.r_[0, np.nonzero(np.diff(tasks) | np.diff(trs))[0] + 1]
         pos = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
         top = pos < LEADERBOARD_SIZE
-        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
+        idx, gids, tasks, trs, rank_h = idx[top], gids[top], tasks[top], trs[top], rank_h[top]
         outputs = self._test_outputs(block, parts, idx)
         at = xp.asarray(idx)
         solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in (solved, n_exact, score, cm_ok, test_key))
         maps_h = to_host(mapping[at]) if mapping is not None else None
+        run, limit = None, -1.0
         for j, s in enumerate(idx.tolist()):
             t = int(tasks[j])
+            if (t, trs[j]) != run:
+                run, limit = (t, trs[j]), self.threshold[t]
+            if rank_h[j] <= limit:
+                continue
             table = None
             outs = outputs[s]
             tkey = int(tkey_h[j])
@@ -504,6 +599,74 @@ class Search:
         items = out.take(xp.nonzero(local_x >= 0)[0])
         items.state = local_x[local_x >= 0]
         return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
+
+
+@dataclass
+class _Output:
+    """The grids one transform (index ``transform``; None: the identity) made from ``block``."""
+
+    block: Block
+    transform: int | None
+    items: Items
+    hashes: object
+
+
+class _Pending:
+    """Outputs waiting to be absorbed together, up to a budget of cells (and state slots)."""
+
+    def __init__(self, budget_cells: int, max_samples: int):
+        self.budget = budget_cells
+        self.max_samples = max_samples
+        self.outputs: list[_Output] = []
+        self.cost = 0
+
+    def add(self, output: _Output) -> bool:
+        """Queue an output; True when the queue is full and should be absorbed now."""
+        self.outputs.append(output)
+        self.cost += int(output.items.cells.shape[0]) + 32 * output.block.num_states * self.max_samples
+        return self.cost >= self.budget
+
+    def take(self) -> list:
+        """The queued outputs, emptying the queue."""
+        outputs, self.outputs, self.cost = self.outputs, [], 0
+        return outputs
+
+    def __bool__(self) -> bool:
+        return bool(self.outputs)
+
+
+def _merge_outputs(xp, outputs: list):
+    """One virtual block and one set of grids from several outputs: states numbered in order.
+
+    Returns ``(block, items, hashes, transform per state on the host or None)``."""
+    if len(outputs) == 1:
+        o = outputs[0]
+        ti = None if o.transform is None else np.full(o.block.num_states, o.transform, dtype=np.int64)
+        return o.block, o.items, o.hashes, ti
+    parts, offset = [], 0
+    for o in outputs:
+        it = o.items
+        parts.append(Items(xp, it.cells, it.state + offset, it.sample, it.h, it.w, it.start))
+        offset += o.block.num_states
+    hosts = [o.block.host_ids() for o in outputs]
+    block = Block(None, xp.concatenate([o.block.task for o in outputs]),
+                  xp.concatenate([o.block.gid for o in outputs]),
+                  _host=(np.concatenate([h[0] for h in hosts]), np.concatenate([h[1] for h in hosts])))
+    ti = np.repeat(np.array([o.transform for o in outputs], dtype=np.int64),
+                   [o.block.num_states for o in outputs])
+    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), ti
+
+
+def _transform_runs(transforms) -> list:
+    """Transform indices in order, cut into runs: consecutive elementwise transforms together,
+    every other transform alone."""
+    runs: list = []
+    for ti, tr in enumerate(transforms):
+        if tr.primitive.elementwise and runs and transforms[runs[-1][-1]].primitive.elementwise:
+            runs[-1].append(ti)
+        else:
+            runs.append([ti])
+    return runs
 
 
 def _colour_tables(xp, num_states: int, cand, hist):
