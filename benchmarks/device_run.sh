@@ -27,6 +27,7 @@
 #            1 and 4 block sizes of cells (same results, speed differs)
 #   old3     depth 3 on one GPU with the commit in .old (a copy of an earlier tree) and with this one
 #   old2     depth 2 on one GPU with the commit in .old and with this one, and on all CPU cores
+#   old3x2   depth 3 on 1 and 2 GPUs with this commit, then with the commit in .old (same run)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -89,6 +90,8 @@ for step in "$@"; do
           timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/new3.json" 2>&1 | tail -3 ;;
     old2) (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 300 python3 benchmarks/bench_search.py --depth 2 --modes gpu1 --json "$out/old2.json" 2>&1 | tail -3)
           timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/new2.json" 2>&1 | tail -4 ;;
+    old3x2) timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/new3x2.json" 2>&1 | tail -5
+            (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/old3x2.json" 2>&1 | tail -5) ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -131,47 +131,114 @@ def merge(results: list[EngineResult]) -> EngineResult:
     return out
 
 
+def gpu_slots(gpus: list, procs_per_gpu: int = 1) -> list:
+    """The GPU of each search shard: shard i runs on GPU i mod G."""
+    n = len(gpus) * max(1, procs_per_gpu)
+    return [gpus[i % len(gpus)] for i in range(n)]
+
+
 def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = None,
                states_per_task: int = 20_000, shards: int = 1, gpus: list | None = None,
-               procs_per_gpu: int = 1, progress=None) -> EngineResult:
+               procs_per_gpu: int = 1, progress=None, workers: "ShardWorkers | None" = None) -> EngineResult:
     """Search all ``tasks``: on the GPUs listed in ``gpus`` (``procs_per_gpu`` shards each) or in
-    ``shards`` CPU processes (1: in this process). ``progress(done, total)`` is called as shards
-    advance."""
+    ``shards`` CPU processes (1: in this process). ``workers``, when given for those GPUs, are
+    started shard processes to use instead of new ones. ``progress(done, total)`` is called as
+    shards advance."""
     if not tasks:
         return EngineResult()
-    n = len(gpus) * max(1, procs_per_gpu) if gpus else shards
-    groups = split_tasks(tasks, n)
-    # Shard i runs on GPU i mod G; how many shards share each GPU sizes their blocks.
-    devices = [gpus[i % len(gpus)] for i in range(len(groups))] if gpus else [None] * len(groups)
+    slots = gpu_slots(gpus, procs_per_gpu) if gpus else [None] * shards
+    groups = split_tasks(tasks, len(slots))
+    devices = slots[:len(groups)]
     if len(groups) == 1 and not (gpus and len(gpus) > 1):
         def one(level, done, total):
             if progress:
                 progress(done + (level - 1) * total, depth * total)
         return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], one)
-    return _parallel(groups, depth, seed, deadline, states_per_task, devices, progress)
+    if workers is not None and workers.slots == slots:
+        return workers.search(groups, depth, seed, deadline, states_per_task, progress)
+    with ShardWorkers(devices, warm=False) as fresh:
+        return fresh.search(groups, depth, seed, deadline, states_per_task, progress)
 
 
-def _parallel(groups, depth, seed, deadline, states_per_task, devices, progress):
-    from pebble import ProcessPool
+class ShardWorkers:
+    """Search processes, one per shard slot (a GPU id, or None for a CPU core), kept for a run.
 
-    # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPool(max_workers=len(groups), context=ctx)
-    try:
-        futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev,
-                                                     None, devices.count(dev) if dev is not None else 1))
-                   for g, dev in zip(groups, devices)]
-        results = []
-        for i, fut in enumerate(futures):
-            # With a deadline the shards stop by themselves; the margin covers their last transform.
-            wait = None if deadline is None else max(60.0, deadline - time.time() + 300.0)
-            results.append(fut.result(timeout=wait))  # a shard error propagates with its traceback
-            if progress:
-                progress(i + 1, len(futures))
-        pool.close()
-    except BaseException:
-        pool.stop()  # interrupted or failed: kill the shards now rather than wait for them
-        raise
-    finally:
-        pool.join(timeout=30)
-    return merge(results)
+    Each slot is a pool of one worker, so a slot's shards always meet the same process: once
+    warm (interpreter, CuPy, the device's context and its compiled kernels loaded), it stays
+    warm for every later chunk and depth of the run. ``warm=True`` starts that warm-up at once,
+    so that it overlaps whatever the run does before its first search (loading tasks, the cache,
+    the validation pool). Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, slots: list, warm: bool = True):
+        from pebble import ProcessPool
+
+        # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
+        ctx = multiprocessing.get_context("spawn")
+        self.slots = list(slots)
+        self.pools = [ProcessPool(max_workers=1, context=ctx) for _ in self.slots]
+        self.warm_seconds: list = []
+        self._warming = [pool.schedule(warm_up, args=(dev, self._share(dev))) for pool, dev in
+                         zip(self.pools, self.slots)] if warm else []
+
+    def _share(self, dev) -> int:
+        return self.slots.count(dev) if dev is not None else 1
+
+    def search(self, groups, depth, seed, deadline, states_per_task, progress=None) -> EngineResult:
+        """Search task group i in slot i (at most one group per slot); merged results."""
+        if len(groups) > len(self.slots):
+            raise ValueError(f"{len(groups)} task groups for {len(self.slots)} search processes")
+        try:
+            futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev, None,
+                                                         self._share(dev)))
+                       for g, pool, dev in zip(groups, self.pools, self.slots)]
+            results = []
+            for i, fut in enumerate(futures):
+                # With a deadline the shards stop by themselves; the margin covers their last transform.
+                wait = None if deadline is None else max(60.0, deadline - time.time() + 300.0)
+                results.append(fut.result(timeout=wait))  # a shard error propagates with its traceback
+                if progress:
+                    progress(i + 1, len(futures))
+        except BaseException:
+            self.stop()  # interrupted or failed: kill the shards now rather than wait for them
+            raise
+        return merge(results)
+
+    def close(self) -> None:
+        """Let the processes finish what they run, then end them."""
+        for pool in self.pools:
+            pool.close()
+        for pool in self.pools:
+            pool.join(timeout=30)
+
+    def stop(self) -> None:
+        """End the processes now (their work is lost)."""
+        for pool in self.pools:
+            pool.stop()
+        for pool in self.pools:
+            pool.join(timeout=30)
+
+    def __enter__(self) -> "ShardWorkers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
+    """Load in this process what a search on ``gpu`` needs, by searching two small made-up tasks
+    to depth 2 (a GPU loads each compiled kernel on its first launch); returns the seconds."""
+    from pipeline.tasks import Task
+
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+
+    def grid(h, w):
+        return (rng.integers(1, 10, size=(h, w)) * (rng.random((h, w)) < 0.4)).astype(np.uint8)
+
+    # Both padded bucket sides of a GPU (up to 10 and up to 30) and a few shapes.
+    tasks = [Task(f"warm-up {i}", tuple(grid(h, w) for h, w in shapes), tuple(grid(w, h) for h, w in shapes),
+                  (grid(*shapes[0]),))
+             for i, shapes in enumerate([[(3, 4), (5, 5), (4, 3)], [(12, 14), (7, 20), (16, 9)]])]
+    search_shard(tasks, 2, 0, None, 50, gpu, None, gpu_share)
+    return time.perf_counter() - start

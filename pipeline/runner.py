@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
 from pipeline.devices import select_device
-from pipeline.engine import run_search
+from pipeline.engine import ShardWorkers, gpu_slots, run_search
 from pipeline.fingerprint import code_fingerprint
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
@@ -142,6 +142,11 @@ class Run:
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
+        # Several GPU shards: their processes start now and warm up while the run prepares, and
+        # serve every chunk and depth of the run (one GPU searches in this process).
+        self.shard_workers = None
+        if self.device.kind == "gpu" and self.search_shards > 1:
+            self.shard_workers = ShardWorkers(gpu_slots([g["id"] for g in self.device.gpus], self.procs_per_gpu))
         try:
             with ValidationPool(self.workers, timeout=o.timeout) as pool:
                 self.solver_pipeline = SolverPipeline(self.cache, pool, self.store, self.timer)
@@ -149,6 +154,8 @@ class Run:
         except KeyboardInterrupt:
             print("interrupted: writing what is done", file=sys.stderr)
         finally:
+            if self.shard_workers is not None:
+                self.shard_workers.stop()
             self.leases.stop_renewer()
             self.leases.release_all()
             self._write_outputs()
@@ -259,7 +266,7 @@ class Run:
                             shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             procs_per_gpu=self.procs_per_gpu,
-                            progress=on_progress)
+                            progress=on_progress, workers=self.shard_workers)
         elapsed = time.perf_counter() - t0
         self.timer.add("search", elapsed)
         self.searched_tasks += len(chunk)
