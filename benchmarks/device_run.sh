@@ -28,6 +28,11 @@
 #   old3     depth 3 on one GPU with the commit in .old (a copy of an earlier tree) and with this one
 #   old2     depth 2 on one GPU with the commit in .old and with this one, and on all CPU cores
 #   old3x2   depth 3 on 1 and 2 GPUs with this commit, then with the commit in .old (same run)
+#   warm3    a fresh search process's start-up on GPU 0: cold vs warmed up (depth 3, 200 tasks)
+#   warmprof where a fresh process's warm-up on GPU 0 spends its time (cProfile), twice in new processes
+#   half3    depth 3 profiled on all 400 tasks and on the first 200 (what a shard of two GPUs does)
+#   abab3    depth 3 on one GPU: .old, this commit, .old, this commit (alternating against drift)
+#   blocks3  depth 3 profiled with the search's block size and with twice it (time, device memory)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -92,6 +97,21 @@ for step in "$@"; do
           timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/new2.json" 2>&1 | tail -4 ;;
     old3x2) timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/new3x2.json" 2>&1 | tail -5
             (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/old3x2.json" 2>&1 | tail -5) ;;
+    warm3) timeout 300 python3 benchmarks/warm_start.py --gpu 0 --depth 3 --count 200 2>&1 | tee "$out/warm3.txt" ;;
+    warmprof) for i in 1 2; do
+                timeout 120 python3 -c "import cProfile, pstats, time; t=time.perf_counter(); from pipeline.engine import warm_up; import cupy; cupy.zeros(1).sum(); print('import', round(time.perf_counter()-t, 2)); cProfile.run('warm_up(0)', '/tmp/w.prof'); s=pstats.Stats('/tmp/w.prof'); s.sort_stats('tottime').print_stats(25); s.sort_stats('cumtime').print_stats(40)" > "$out/warmprof$i.txt" 2>&1
+                grep -E "^import|function calls" "$out/warmprof$i.txt"
+              done ;;
+    half3) for c in 0 200; do
+             timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count $c --top 0 2>&1 | tee -a "$out/half3.txt" | grep -E "tasks|stages"
+           done ;;
+    abab3) for i in 1 2; do
+             (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/old3_$i.json" 2>&1 | grep -A1 "^mode" | tail -1 | sed "s/^/old /")
+             timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/new3_$i.json" 2>&1 | grep -A1 "^mode" | tail -1 | sed "s/^/new /"
+           done ;;
+    blocks3) for b in 1 2; do
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 --block-scale $b 2>&1 | tee -a "$out/blocks3.txt" | grep -E "tasks|stages|memory|block cells"
+             done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

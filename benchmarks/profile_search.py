@@ -36,6 +36,8 @@ def main() -> None:
     parser.add_argument("--absorb-cells", type=float, default=0,
                         help="score the new grids of several transforms together up to this many "
                              "cells, as a multiple of the block size (default: the search's own)")
+    parser.add_argument("--block-scale", type=float, default=1.0,
+                        help="multiply the search's block size (cells) by this (memory grows with it)")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also run the last repeat under cProfile and print its top N functions "
                              "by own time (host-side cost: Python, launches, waits on the device)")
@@ -71,7 +73,7 @@ def profile_once(args) -> None:
     block_cells = None
     if args.gpu:  # the block size that a run gives this device (pipeline.engine.search_shard)
         from pipeline.engine import gpu_block_cells
-        block_cells = gpu_block_cells(xp)
+        block_cells = int(gpu_block_cells(xp) * args.block_scale)
     search = Search(Problem(tasks, xp), states_per_task=args.states_per_task,
                     bucket_all=True if args.bucket_all else None, block_cells=block_cells)
     if args.absorb_cells:
@@ -112,6 +114,8 @@ def profile_once(args) -> None:
     print(f"{len(tasks)} tasks, depth {args.depth}, {'gpu' if args.gpu else 'cpu'}: {wall:.1f} s, "
           f"{stats.states} states ({stats.states / wall:.0f}/s), {stats.grid_transforms} grid transforms "
           f"({stats.grid_transforms / wall:.3g}/s), {len(search.transforms)} transforms")
+    if args.gpu:  # CuPy's pool keeps freed blocks, so what it holds is about the peak
+        print(f"device memory held by the pool: {xp.get_default_memory_pool().total_bytes() / 2**30:.1f} GiB")
     print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
     print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
     for name, sec in per_primitive.most_common(args.top):

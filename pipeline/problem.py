@@ -115,6 +115,9 @@ class Items:
 # measured on an H100, depth 2 on ARC-1 train searched in 29.9 s with the CPU's sides, 14.8 s
 # with (10, 20, 30) and 9.8 s with (10, 30) (benchmarks/RESULTS.md). Results never depend on it.
 BUCKET_SIDES = {"cpu": (5, 10, 15, 20, 30), "gpu": (10, 30)}
+# Up to this many cells padded to 30 x 30 (a few thousand grids: the first levels), a GPU takes one
+# bucket: every call is launch-bound there, so fewer calls win over fewer padded cells.
+GPU_ONE_BUCKET_CELLS = 8_000_000
 # Cells gathered per step in Items.take: bounds its index temporaries (24 bytes per cell).
 TAKE_CHUNK_CELLS = {"cpu": 8_000_000, "gpu": 100_000_000}
 
@@ -129,7 +132,10 @@ class PaddedLayout:
 
     def __init__(self, items: "Items"):
         xp = items.xp
-        sides = xp.asarray(np.array(BUCKET_SIDES["cpu" if xp is np else "gpu"]))
+        sides = BUCKET_SIDES["cpu" if xp is np else "gpu"]
+        if xp is not np and items.count * sides[-1] ** 2 <= GPU_ONE_BUCKET_CELLS:
+            sides = sides[-1:]
+        sides = xp.asarray(np.array(sides))
         bh = sides[xp.searchsorted(sides, items.h)]
         bw = sides[xp.searchsorted(sides, items.w)]
         key = bh * 64 + bw

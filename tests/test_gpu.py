@@ -66,12 +66,16 @@ def test_bucketed_transforms_identical_on_numpy_and_cupy_on_arc_grids():
             assert np.array_equal(cpu[i], gpu[i]), f"{t} ARC grid {i}"
 
 
-def test_search_identical_on_cpu_and_gpu():
+@pytest.mark.parametrize("one_bucket_cells", [0, 10**12])
+def test_search_identical_on_cpu_and_gpu(monkeypatch, one_bucket_cells):
+    """Also with the GPU's small-block single bucket switched off (0) or used for every block."""
+    import pipeline.problem
     from pipeline.engine import run_search
     from pipeline.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 30)
     cpu = run_search(tasks, 2)
+    monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
     gpu = run_search(tasks, 2, gpus=[0])
     assert cpu.states == gpu.states
     assert cpu.programs == gpu.programs
