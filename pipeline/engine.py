@@ -227,7 +227,10 @@ class ShardWorkers:
 
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     """Load in this process what a search on ``gpu`` needs, by searching two small made-up tasks
-    to depth 2 (a GPU loads each compiled kernel on its first launch); returns the seconds."""
+    to depth 1 (a GPU loads each compiled kernel on its first launch); returns the seconds.
+
+    Measured on an H100 host (benchmarks/warm_start.py): a fresh process's first search pays
+    about 2-3 s for this on a warm machine, and up to 10 s on a machine's first process."""
     from pipeline.tasks import Task
 
     start = time.perf_counter()
@@ -236,9 +239,8 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     def grid(h, w):
         return (rng.integers(1, 10, size=(h, w)) * (rng.random((h, w)) < 0.4)).astype(np.uint8)
 
-    # Both padded bucket sides of a GPU (up to 10 and up to 30) and a few shapes.
     tasks = [Task(f"warm-up {i}", tuple(grid(h, w) for h, w in shapes), tuple(grid(w, h) for h, w in shapes),
                   (grid(*shapes[0]),))
              for i, shapes in enumerate([[(3, 4), (5, 5), (4, 3)], [(12, 14), (7, 20), (16, 9)]])]
-    search_shard(tasks, 2, 0, None, 50, gpu, None, gpu_share)
+    search_shard(tasks, 1, 0, None, 50, gpu, None, gpu_share)
     return time.perf_counter() - start

@@ -125,8 +125,19 @@ class Run:
             print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
         if o.depth is None:
             o.depth = DEFAULT_DEPTH[self.device.kind]
+        self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
+        # Several GPU shards: their processes start now and warm up while the run prepares, and
+        # serve every chunk and depth of the run (one GPU searches in this process).
+        self.shard_workers = None
+        if self.device.kind == "gpu" and len(self.device.gpus) * self.procs_per_gpu > 1:
+            self.shard_workers = ShardWorkers(gpu_slots([g["id"] for g in self.device.gpus], self.procs_per_gpu))
         extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
-        self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
+        try:
+            self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
+        except BaseException:
+            if self.shard_workers is not None:
+                self.shard_workers.stop()
+            raise
         if o.initial:
             self.cache.clear()
         os.makedirs(self.out_dir, exist_ok=True)
@@ -137,16 +148,10 @@ class Run:
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         n_gpus = len(self.device.gpus)
-        self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
         self.search_shards = n_gpus * self.procs_per_gpu if self.device.kind == "gpu" else self.cpu_shards
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
-        # Several GPU shards: their processes start now and warm up while the run prepares, and
-        # serve every chunk and depth of the run (one GPU searches in this process).
-        self.shard_workers = None
-        if self.device.kind == "gpu" and self.search_shards > 1:
-            self.shard_workers = ShardWorkers(gpu_slots([g["id"] for g in self.device.gpus], self.procs_per_gpu))
         try:
             with ValidationPool(self.workers, timeout=o.timeout) as pool:
                 self.solver_pipeline = SolverPipeline(self.cache, pool, self.store, self.timer)
