@@ -174,8 +174,7 @@ class Search:
             pending = _Pending(self.absorb_cells, self.p.max_samples)
 
             def absorb():
-                new_block = self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task)
-                if new_block is not None:
+                for new_block in self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task):
                     builder.add(new_block)
 
             # The object transforms of a block share their labellings (four kinds for ~18 of them).
@@ -397,17 +396,34 @@ class Search:
             return None
         return _subset(xp, block, keep)
 
-    def _absorb(self, outputs: list, level, keep, kept_per_task=None):
+    def _absorb(self, outputs: list, level, keep, kept_per_task=None) -> list:
         """Score, deduplicate and rank the states that ``outputs`` (:class:`_Output`, in transform
-        order) form; returns the block of new states to expand at the next level (or None).
+        order) form; returns the blocks of new states to expand at the next level.
 
         Several outputs absorbed together give exactly what absorbing them one by one gives:
         states are met in the same order (deduplication keeps the first, the per-task budget
         takes the first) and leaderboards are filled transform by transform. (States of a task
         solved meanwhile are dropped here or at the next level's start: they are never expanded.)
+        If merging and hashing several outputs runs out of device memory (before anything is
+        recorded), each half of them is absorbed on its own, which gives the same results.
         """
+        try:
+            merged = _merge_outputs(self.xp, outputs)
+            keys = self._state_keys(*merged[:3])
+        except Exception as exc:
+            if not _is_out_of_memory(exc) or len(outputs) < 2:
+                raise
+            self._free_device_memory()
+            self.stats.oom_splits += 1
+            half = len(outputs) // 2
+            return (self._absorb(outputs[:half], level, keep, kept_per_task)
+                    + self._absorb(outputs[half:], level, keep, kept_per_task))
+        new_block = self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
+        return [] if new_block is None else [new_block]
+
+    def _state_keys(self, block: Block, out: Items, hv):
+        """Per state of ``block``: its item hashes by sample, whether it has every sample, its key."""
         xp, p = self.xp, self.p
-        block, out, hv, ti_h = _merge_outputs(xp, outputs)
         t0 = self._now()
         S, K = block.num_states, p.max_samples
         st, sm = out.state, out.sample
@@ -415,11 +431,18 @@ class Search:
         present[st, sm] = True
         mixed = xp.zeros((S, K), dtype=xp.uint64)
         mixed[st, sm] = p.hasher.item(hv, sm)
-        n_train = p.n_train[block.task]
         valid = present.sum(axis=1) == p.n_samples[block.task]
         key = p.hasher.state_key(mixed.sum(axis=1, dtype=xp.uint64), block.task)
         self.stats.add_time("search.hash", self._now() - t0)
+        return mixed, valid, key
 
+    def _absorb_merged(self, block: Block, out: Items, hv, ti_h, mixed, valid, key, level, keep, kept_per_task):
+        """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
+        level's block of new states, or None."""
+        xp, p = self.xp, self.p
+        S, K = block.num_states, p.max_samples
+        st, sm = out.state, out.sample
+        n_train = p.n_train[block.task]
         t0 = self._now()
         cand = xp.nonzero(valid)[0]
         new_dev = cand[self.seen.add_new(key[cand])]
@@ -527,24 +550,22 @@ class Search:
         pos = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
         top = pos < LEADERBOARD_SIZE
         idx, gids, tasks, trs, rank_h = idx[top], gids[top], tasks[top], trs[top], rank_h[top]
-        outputs = self._test_outputs(block, parts, idx)
         at = xp.asarray(idx)
         solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in (solved, n_exact, score, cm_ok, test_key))
         maps_h = to_host(mapping[at]) if mapping is not None else None
         run, limit = None, -1.0
+        inserted = []  # (candidate, state, colour table or None): test outputs are filled in last
         for j, s in enumerate(idx.tolist()):
             t = int(tasks[j])
             if (t, trs[j]) != run:
                 run, limit = (t, trs[j]), self.threshold[t]
             if rank_h[j] <= limit:
                 continue
-            table = None
-            outs = outputs[s]
+            table = lut = None
             tkey = int(tkey_h[j])
             if cm_h[j]:
                 lut = maps_h[j].astype(np.uint8)
                 table = {c: int(lut[c]) for c in range(10) if lut[c] != c}
-                outs = [lut[o] for o in outs]
                 tkey = hash((tkey, tuple(lut.tolist())))
             board = self.boards[t]
             if tkey in self.board_keys[t]:
@@ -553,8 +574,10 @@ class Search:
                     continue
                 board.remove(same)
             self.board_keys[t].add(tkey)
-            board.append(Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
-                                   float(score_h[j]), table, outs, tkey))
+            cand = Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
+                             float(score_h[j]), table, None, tkey)
+            board.append(cand)
+            inserted.append((cand, s, lut))
             board.sort(key=lambda c: (-c.rank, c.gid))
             for dropped in board[LEADERBOARD_SIZE:]:
                 self.board_keys[t].discard(dropped.test_key)
@@ -563,6 +586,12 @@ class Search:
                 self.threshold[t] = board[-1].rank
             if solved_h[j]:
                 self.solved[t] = True
+        # Only the candidates still on a board need their test outputs (most were pushed off).
+        kept = [(c, s, lut) for c, s, lut in inserted if any(c is b for b in self.boards[int(task_h[s])])]
+        if kept:
+            outputs = self._test_outputs(block, parts, np.array([s for _, s, _ in kept], dtype=np.int64))
+            for c, s, lut in kept:
+                c.test_outputs = outputs[s] if lut is None else [lut[o] for o in outputs[s]]
 
     def _test_outputs(self, block, out: Items, idx):
         """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""

@@ -211,3 +211,24 @@ def test_elementwise_lookup_tables_match_the_primitives():
     luts = search._luts(elementwise)
     for k, ti in enumerate(elementwise):
         assert np.array_equal(luts[k][cells], search.transforms[ti](np, cells)), search.transforms[ti]
+
+
+def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, monkeypatch):
+    """Merging many transforms' grids to score them together may run out of device memory:
+    the outputs are then scored in halves, with the same results."""
+    tasks = real_tasks[:6]
+    expected = _outcome(_solve(tasks, 2))
+    real_merge = search_mod._merge_outputs
+    calls = {"failed": 0}
+
+    def tight_merge(xp, outputs):
+        if len(outputs) > 3:  # pretend the device has room for three transforms' grids only
+            calls["failed"] += 1
+            raise MemoryError("simulated out of device memory")
+        return real_merge(xp, outputs)
+
+    monkeypatch.setattr(search_mod, "_merge_outputs", tight_merge)
+    search = Search(Problem(tasks, np), absorb_cells=10**9)
+    search.run(2)
+    assert calls["failed"] > 0 and search.stats.oom_splits > 0
+    assert _outcome(search) == expected
