@@ -33,6 +33,7 @@
 #   half3    depth 3 profiled on all 400 tasks and on the first 200 (what a shard of two GPUs does)
 #   abab3    depth 3 on one GPU: .old, this commit, .old, this commit (alternating against drift)
 #   blocks3  depth 3 profiled with the search's block size and with twice it (time, device memory)
+#   onebucket  depth 2 and 3 profiled with the GPU's single-bucket limit at 8 M, 100 M and 400 M cells
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -112,6 +113,9 @@ for step in "$@"; do
     blocks3) for b in 1 2; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 --block-scale $b 2>&1 | tee -a "$out/blocks3.txt" | grep -E "tasks|stages|memory|block cells"
              done ;;
+    onebucket) for d in 2 3; do for c in 8e6 1e8 4e8; do
+                 timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket" | tail -2
+               done; done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -38,6 +38,9 @@ def main() -> None:
                              "cells, as a multiple of the block size (default: the search's own)")
     parser.add_argument("--block-scale", type=float, default=1.0,
                         help="multiply the search's block size (cells) by this (memory grows with it)")
+    parser.add_argument("--one-bucket-cells", type=float, default=None,
+                        help="on a GPU, blocks up to this many cells padded to 30x30 take one "
+                             "bucket (default: the search's own)")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also run the last repeat under cProfile and print its top N functions "
                              "by own time (host-side cost: Python, launches, waits on the device)")
@@ -45,6 +48,11 @@ def main() -> None:
                         help="run the search this many times in one process (the GPU compiles its "
                              "kernels on first use: later runs show the warm speed)")
     args = parser.parse_args()
+    if args.one_bucket_cells is not None:
+        import pipeline.problem
+
+        pipeline.problem.GPU_ONE_BUCKET_CELLS = int(args.one_bucket_cells)
+        print("one bucket up to", pipeline.problem.GPU_ONE_BUCKET_CELLS, "cells")
     if args.bucket_sides:
         import pipeline.problem
 
