@@ -114,7 +114,7 @@ for step in "$@"; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 --block-scale $b 2>&1 | tee -a "$out/blocks3.txt" | grep -E "tasks|stages|memory|block cells"
              done ;;
     onebucket) for d in 2 3; do for c in 8e6 1e8 4e8; do
-                 timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket" | tail -2
+                 timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket"
                done; done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
