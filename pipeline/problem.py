@@ -63,10 +63,11 @@ class Items:
             self._cell_index = (item, pos)
         return self._cell_index
 
-    def padded(self) -> "PaddedLayout":
-        """The same grids zero-padded into a few size buckets (cached; see :class:`PaddedLayout`)."""
+    def padded(self, one_bucket_cells: int | None = None) -> "PaddedLayout":
+        """The same grids zero-padded into a few size buckets (cached: the first call's
+        ``one_bucket_cells`` holds; see :class:`PaddedLayout`)."""
         if self._padded is None:
-            self._padded = PaddedLayout(self)
+            self._padded = PaddedLayout(self, one_bucket_cells)
         return self._padded
 
     def take(self, order, grouped: bool = False) -> "Items":
@@ -115,9 +116,11 @@ class Items:
 # measured on an H100, depth 2 on ARC-1 train searched in 29.9 s with the CPU's sides, 14.8 s
 # with (10, 20, 30) and 9.8 s with (10, 30) (benchmarks/RESULTS.md). Results never depend on it.
 BUCKET_SIDES = {"cpu": (5, 10, 15, 20, 30), "gpu": (10, 30)}
-# Up to this many cells padded to 30 x 30 (a few thousand grids: the first levels), a GPU takes one
-# bucket: every call is launch-bound there, so fewer calls win over fewer padded cells.
-GPU_ONE_BUCKET_CELLS = 8_000_000
+# Up to this many cells padded to 30 x 30 (the first two levels of a run over all tasks), a GPU
+# takes one bucket: calls there are launch-bound, so fewer calls beat fewer padded cells. The
+# search lowers it to its block size on smaller cards. Measured on an H100 (profile, warm):
+# with 8 M, 100 M and 400 M, depth 2 in 1.5, 1.4 and 1.2 s, depth 3 in 19.6, 19.5 and 18.5 s.
+GPU_ONE_BUCKET_CELLS = 400_000_000
 # Cells gathered per step in Items.take: bounds its index temporaries (24 bytes per cell).
 TAKE_CHUNK_CELLS = {"cpu": 8_000_000, "gpu": 100_000_000}
 
@@ -127,13 +130,16 @@ class PaddedLayout:
 
     Primitives that are indifferent to zero padding run once per bucket instead of once per exact
     shape. ``buckets`` lists ``(H, W, item indices, offset)`` into one buffer; :meth:`scatter` and
-    :meth:`gather` move cells laid out like the items into such a buffer and back.
+    :meth:`gather` move cells laid out like the items into such a buffer and back. On a GPU, items
+    that fill at most ``one_bucket_cells`` cells (and ``GPU_ONE_BUCKET_CELLS``) padded to the
+    largest side take that one bucket.
     """
 
-    def __init__(self, items: "Items"):
+    def __init__(self, items: "Items", one_bucket_cells: int | None = None):
         xp = items.xp
         sides = BUCKET_SIDES["cpu" if xp is np else "gpu"]
-        if xp is not np and items.count * sides[-1] ** 2 <= GPU_ONE_BUCKET_CELLS:
+        limit = GPU_ONE_BUCKET_CELLS if one_bucket_cells is None else min(one_bucket_cells, GPU_ONE_BUCKET_CELLS)
+        if xp is not np and items.count * sides[-1] ** 2 <= limit:
             sides = sides[-1:]
         sides = xp.asarray(np.array(sides))
         bh = sides[xp.searchsorted(sides, items.h)]

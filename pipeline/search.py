@@ -267,7 +267,7 @@ class Search:
         cells = luts[:, items.cells]
         hashes = xp.empty((K, items.count), dtype=xp.uint64)
         if self.bucket_all:
-            lay = items.padded()
+            lay = items.padded(self.block_cells)
             keeps_zero = bool((luts[:, 0] == 0).all())
             for bucket in lay.buckets:
                 H, W, idx, _ = bucket
@@ -339,7 +339,7 @@ class Search:
     def _apply_padded(self, items: Items, tr):
         """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
         xp, hasher = self.xp, self.p.hasher
-        lay = items.padded()
+        lay = items.padded(self.block_cells)
         results, hashes = [], []
         for bucket in lay.buckets:
             H, W, idx, _ = bucket
