@@ -175,10 +175,11 @@ class ShardWorkers:
     """Search processes, one per shard slot (a GPU id, or None for a CPU core), kept for a run.
 
     Each slot is a pool of one worker, so a slot's shards always meet the same process: once
-    warm (interpreter, CuPy, the device's context and its compiled kernels loaded), it stays
-    warm for every later chunk and depth of the run. ``warm=True`` starts that warm-up at once,
-    so that it overlaps whatever the run does before its first search (loading tasks, the cache,
-    the validation pool). Use as a context manager, or call :meth:`close`.
+    started (interpreter, modules, CuPy, the device's context) and once its first search has
+    loaded the compiled kernels, it stays warm for every later chunk and depth of the run.
+    ``warm=True`` starts the processes at once (:func:`warm_up`), so that their start overlaps
+    whatever the run does before its first search (the cache, leases, the validation pool). Use
+    as a context manager, or call :meth:`close`.
     """
 
     def __init__(self, slots: list, warm: bool = True):
@@ -188,7 +189,6 @@ class ShardWorkers:
         ctx = multiprocessing.get_context("spawn")
         self.slots = list(slots)
         self.pools = [ProcessPool(max_workers=1, context=ctx) for _ in self.slots]
-        self.warm_seconds: list = []
         self._warming = [pool.schedule(warm_up, args=(dev, self._share(dev))) for pool, dev in
                          zip(self.pools, self.slots)] if warm else []
 
@@ -237,21 +237,17 @@ class ShardWorkers:
 
 
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
-    """Load in this process what a search on ``gpu`` needs, by searching two small made-up tasks
-    to depth 1 (a GPU loads each compiled kernel on its first launch); returns the seconds.
+    """Prepare this process to search on ``gpu``: the search's modules, CuPy, the device's context
+    and memory pool; returns the seconds.
 
-    Measured on an H100 host (benchmarks/warm_start.py): a fresh process's first search pays
-    about 2-3 s for this on a warm machine, and up to 10 s on a machine's first process."""
-    from pipeline.tasks import Task
-
+    The compiled kernels are left to load on their first launch: loading them by a small search
+    made the first search of two H200s wait 1.5 s for it (benchmarks/RESULTS.md).
+    """
     start = time.perf_counter()
-    rng = np.random.default_rng(0)
+    if gpu is not None:
+        import cupy
 
-    def grid(h, w):
-        return (rng.integers(1, 10, size=(h, w)) * (rng.random((h, w)) < 0.4)).astype(np.uint8)
-
-    tasks = [Task(f"warm-up {i}", tuple(grid(h, w) for h, w in shapes), tuple(grid(w, h) for h, w in shapes),
-                  (grid(*shapes[0]),))
-             for i, shapes in enumerate([[(3, 4), (5, 5), (4, 3)], [(12, 14), (7, 20), (16, 9)]])]
-    search_shard(tasks, 1, 0, None, 50, gpu, None, gpu_share)
+        with cupy.cuda.Device(gpu):
+            cupy.zeros(16, dtype=cupy.uint8).sum()
+            gpu_block_cells(cupy, gpu_share)
     return time.perf_counter() - start
