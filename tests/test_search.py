@@ -232,3 +232,19 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
     search.run(2)
     assert calls["failed"] > 0 and search.stats.oom_splits > 0
     assert _outcome(search) == expected
+
+
+def test_kept_shard_workers_serve_several_searches(real_tasks):
+    """Started (and warmed up) shard processes serve one search after another, with the results
+    of a single process; given to run_search for their slots, they are used."""
+    from pipeline.engine import ShardWorkers
+
+    tasks = real_tasks[:6]
+    single = run_search(tasks, 1, shards=1)
+    with ShardWorkers([None, None]) as workers:
+        first = workers.search(split_tasks(tasks, 2), 1, 0, None, 20_000)
+        again = run_search(tasks, 1, shards=2, workers=workers)
+    assert first.programs == again.programs == single.programs
+    assert first.states == again.states == single.states
+    with pytest.raises(RuntimeError):  # closed: they are used (and fail), not replaced by new ones
+        run_search(tasks, 1, shards=2, workers=workers)
