@@ -34,6 +34,7 @@
 #   abab3    depth 3 on one GPU: .old, this commit, .old, this commit (alternating against drift)
 #   blocks3  depth 3 profiled with the search's block size and with twice it (time, device memory)
 #   onebucket  depth 2 and 3 profiled with the GPU's single-bucket limit at 8 M, 100 M and 400 M cells
+#   costs2   host and device time of every transform on the first level-2 block
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -116,6 +117,7 @@ for step in "$@"; do
     onebucket) for d in 2 3; do for c in 8e6 1e8 4e8; do
                  timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket"
                done; done ;;
+    costs2) timeout 300 python3 benchmarks/primitive_costs.py --gpu --level 2 --top 60 > "$out/costs2.txt" 2>&1; head -4 "$out/costs2.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

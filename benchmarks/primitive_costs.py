@@ -56,12 +56,16 @@ def main() -> None:
     if args.gpu:
         import cupy as xp
         from cupyx.profiler import benchmark
-    search = Search(Problem(tasks, xp), states_per_task=8000)
+    block_cells = None
+    if args.gpu:  # the block size that a run gives this device (pipeline.engine.search_shard)
+        from pipeline.engine import gpu_block_cells
+        block_cells = gpu_block_cells(xp)
+    search = Search(Problem(tasks, xp), states_per_task=8000, block_cells=block_cells)
     block = frontier_block(search, args.level)
     items = block.items
+    lay = items.padded(search.block_cells)
     print(f"block: {block.num_states} states, {items.count} grids, {int(items.cells.shape[0])} cells, "
-          f"{len(items.padded().buckets)} size buckets")
-    lay = items.padded()
+          f"{len(lay.buckets)} size buckets")
 
     def primitive_only(tr):
         """The transform alone on every size bucket (what _apply adds is hashing and layout)."""
