@@ -189,8 +189,9 @@ class ShardWorkers:
         ctx = multiprocessing.get_context("spawn")
         self.slots = list(slots)
         self.pools = [ProcessPool(max_workers=1, context=ctx) for _ in self.slots]
-        self._warming = [pool.schedule(warm_up, args=(dev, self._share(dev))) for pool, dev in
-                         zip(self.pools, self.slots)] if warm else []
+        if warm:  # queued first in each pool, so a shard waits for (and a failure shows in) its search
+            for pool, dev in zip(self.pools, self.slots):
+                pool.schedule(warm_up, args=(dev, self._share(dev)))
 
     def _share(self, dev) -> int:
         return self.slots.count(dev) if dev is not None else 1

@@ -126,18 +126,28 @@ class Run:
         if o.depth is None:
             o.depth = DEFAULT_DEPTH[self.device.kind]
         self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
-        # Several GPU shards: their processes start now and warm up while the run prepares, and
-        # serve every chunk and depth of the run (one GPU searches in this process).
-        self.shard_workers = None
-        if self.device.kind == "gpu" and len(self.device.gpus) * self.procs_per_gpu > 1:
-            self.shard_workers = ShardWorkers(gpu_slots([g["id"] for g in self.device.gpus], self.procs_per_gpu))
-        extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
+        gpus = [g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else []
+        self.gpu_slots = gpu_slots(gpus, self.procs_per_gpu) if gpus else []
+        # Several GPU shards: their processes start now, while the run prepares, and serve every
+        # chunk and depth of the run (one GPU searches in this process).
+        self.shard_workers = ShardWorkers(self.gpu_slots) if len(self.gpu_slots) > 1 else None
         try:
-            self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
-        except BaseException:
+            self._run(tasks)
+        finally:
             if self.shard_workers is not None:
                 self.shard_workers.stop()
-            raise
+        if o.timing:
+            self._print_timing()
+        solved = sum(1 for r in self.records.values() if r["status"] == "solved")
+        print(f"done: {len(self.records)}/{len(tasks)} tasks, {solved} with a validated solver; "
+              f"outputs in {self.out_dir}", file=sys.stderr)
+        return 0
+
+    def _run(self, tasks) -> None:
+        """Everything after the device is chosen: cache, outputs, search and validation."""
+        o = self.o
+        extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
+        self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
         if o.initial:
             self.cache.clear()
         os.makedirs(self.out_dir, exist_ok=True)
@@ -147,8 +157,7 @@ class Run:
         self.workers = fair_workers(o.workers)
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
-        n_gpus = len(self.device.gpus)
-        self.search_shards = n_gpus * self.procs_per_gpu if self.device.kind == "gpu" else self.cpu_shards
+        self.search_shards = len(self.gpu_slots) if self.gpu_slots else self.cpu_shards
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -159,20 +168,12 @@ class Run:
         except KeyboardInterrupt:
             print("interrupted: writing what is done", file=sys.stderr)
         finally:
-            if self.shard_workers is not None:
-                self.shard_workers.stop()
             self.leases.stop_renewer()
             self.leases.release_all()
             self._write_outputs()
             if o.export_best:
                 self._export_best()
             self.cache.close()
-        if o.timing:
-            self._print_timing()
-        solved = sum(1 for r in self.records.values() if r["status"] == "solved")
-        print(f"done: {len(self.records)}/{len(tasks)} tasks, {solved} with a validated solver; "
-              f"outputs in {self.out_dir}", file=sys.stderr)
-        return 0
 
     def _iterate(self) -> None:
         """Iteration 1 searches at depth D; with a budget (and not -o), deeper iterations follow on

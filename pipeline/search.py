@@ -235,7 +235,7 @@ class Search:
             chunk = run[lo:lo + per_chunk]
             t0 = self._now()
             try:
-                cells, hashes = self._apply_luts(items, self._luts(chunk))
+                cells, hashes = self._apply_luts(items, self._luts(tuple(self.transforms[ti] for ti in chunk)))
             except Exception as exc:
                 if not _is_out_of_memory(exc) or len(chunk) < 2:
                     raise
@@ -250,15 +250,13 @@ class Search:
                         for k, ti in enumerate(chunk)]
         return outputs
 
-    def _luts(self, run):
-        """The (len(run), 10) uint8 colour tables of elementwise transforms (cached)."""
-        key = tuple(run)
-        if key not in self._lut_cache:
+    def _luts(self, trs: tuple):
+        """The (len(trs), 10) uint8 colour tables of elementwise transforms (cached)."""
+        if trs not in self._lut_cache:
             xp = self.xp
             probe = xp.arange(10, dtype=xp.uint8).reshape(1, 1, 10)
-            self._lut_cache[key] = xp.stack([xp.asarray(self.transforms[ti](xp, probe), dtype=xp.uint8).reshape(10)
-                                             for ti in run])
-        return self._lut_cache[key]
+            self._lut_cache[trs] = xp.stack([xp.asarray(tr(xp, probe), dtype=xp.uint8).reshape(10) for tr in trs])
+        return self._lut_cache[trs]
 
     def _apply_luts(self, items: Items, luts):
         """Cells (K, C) and hashes (K, I) of the items mapped through each of K colour tables."""
@@ -306,8 +304,7 @@ class Search:
         items = block.items
         self.stats.grid_transforms += items.count
         if tr.primitive.elementwise:
-            ti = self.transforms.index(tr)
-            cells, hashes = self._apply_luts(items, self._luts([ti]))
+            cells, hashes = self._apply_luts(items, self._luts((tr,)))
             return Items(xp, cells[0], items.state, items.sample, items.h, items.w, items.start), hashes[0]
         if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
             return self._apply_padded(items, tr)
@@ -495,7 +492,7 @@ class Search:
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
         self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, ti_h, rank, solved | cm_ok,
-                                        n_exact, score, mapping, cm_ok, test_key)
+                            n_exact, score, mapping, cm_ok, test_key)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None

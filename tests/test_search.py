@@ -208,7 +208,7 @@ def test_elementwise_lookup_tables_match_the_primitives():
     cells = np.random.default_rng(2).integers(0, 10, size=(1, 7, 9)).astype(np.uint8)
     elementwise = [ti for ti, tr in enumerate(search.transforms) if tr.primitive.elementwise]
     assert len(elementwise) > 5
-    luts = search._luts(elementwise)
+    luts = search._luts(tuple(search.transforms[ti] for ti in elementwise))
     for k, ti in enumerate(elementwise):
         assert np.array_equal(luts[k][cells], search.transforms[ti](np, cells)), search.transforms[ti]
 
