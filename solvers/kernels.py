@@ -378,7 +378,7 @@ def shift_agreements(xp, g, h, w, dys: range, dxs: range):
     if n:
         h = xp.ascontiguousarray(xp.asarray(h, dtype=xp.int64))
         w = xp.ascontiguousarray(xp.asarray(w, dtype=xp.int64))
-        _kernel("shift_agreements")((n,), (_block_threads(len(dys) * len(dxs)),),
+        _kernel("shift_agreements")((n,), (block_threads(len(dys) * len(dxs)),),
                                     (g, np.int32(H), np.int32(W), h, w, np.int32(dys.start), np.int32(len(dys)),
                                      np.int32(dxs.start), np.int32(len(dxs)), out))
     return out
@@ -425,7 +425,7 @@ def enclosed_background(xp, g):
     n, H, W = g.shape
     inner = xp.zeros(g.shape, dtype=xp.uint8)
     if n and H and W:
-        _kernel("enclosed_background")((n,), (_block_threads((H + 2) * (W + 2)),),
+        _kernel("enclosed_background")((n,), (block_threads((H + 2) * (W + 2)),),
                                        (g, inner, np.int32(H), np.int32(W)))
     return inner.view(xp.bool_)
 
@@ -443,7 +443,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     root = xp.empty(g.shape, dtype=xp.int32)
     size = xp.empty(g.shape, dtype=xp.int32)
     if g.size:
-        _kernel("object_roots")((n,), (_block_threads(cells),), (g, root, size, np.int32(H), np.int32(W),
+        _kernel("object_roots")((n,), (block_threads(cells),), (g, root, size, np.int32(H), np.int32(W),
                                                                 np.int32(conn), np.int32(bool(by_colour))))
     flat = root.reshape(-1)
     is_first = (root.reshape(n, cells) == xp.arange(cells, dtype=xp.int32)[None, :]).reshape(-1)
@@ -504,13 +504,14 @@ def fill_boxes(xp, g, labels, first):
     n, H, W = g.shape
     out = xp.empty_like(g)
     if g.size:
-        _kernel("fill_boxes")((n,), (_block_threads(H * W),),
+        _kernel("fill_boxes")((n,), (block_threads(H * W),),
                               (g, xp.ascontiguousarray(labels), xp.ascontiguousarray(first), out,
                                np.int32(H), np.int32(W)))
     return out
 
 
-def _block_threads(cells: int) -> int:
+def block_threads(cells: int) -> int:
+    """Threads for a block-per-grid kernel over ``cells`` cells: a multiple of 32, at most 1024."""
     if cells > 1024:
         raise ValueError(f"grids up to 30x30 (with a frame: 1024 cells), got {cells} cells")
     return max(32, (cells + 31) // 32 * 32)

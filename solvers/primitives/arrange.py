@@ -1,6 +1,7 @@
 """Arrangements of copies: rotated quadrants, scaling by a count, tiles found in the grid."""
 from __future__ import annotations
 
+from solvers import fused, kernels
 from solvers.batch import MAX_SIDE, Padded, colour_counts
 from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive
@@ -64,9 +65,12 @@ def crop_period(xp, g, h, w):
     """The repeating tile of an exactly periodic grid: its top-left ``py x px`` block, with ``py``
     and ``px`` the smallest periods down and across. Grids that do not repeat give no result."""
     n, H, W = g.shape
-    R, C = coords(xp, H, W)
-    py = _smallest_period(xp, g, h, R[:, :, 0])
-    px = _smallest_period(xp, g.transpose(0, 2, 1), w, C[:, 0, :])
+    if kernels.enabled(xp):
+        py, px = fused.smallest_periods(xp, g, h, w)
+    else:
+        R, C = coords(xp, H, W)
+        py = _smallest_period(xp, g, h, R[:, :, 0])
+        px = _smallest_period(xp, g.transpose(0, 2, 1), w, C[:, 0, :])
     return map_coords(xp, g, py, px, H, W, lambda R, C: (R, C), valid=(py < h) | (px < w))
 
 

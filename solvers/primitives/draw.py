@@ -7,7 +7,7 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
-from solvers import kernels
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.registry import primitive
@@ -49,6 +49,8 @@ def connect(xp, g, axis, marked):
     same colour takes that colour; ``hv`` also joins cells above and below, vertical lines crossing
     over horizontal ones. With ``marked`` the lines get the mark (next colour) instead.
     """
+    if kernels.enabled(xp):
+        return fused.connect(xp, g, axis == "hv", marked)
     line = None
     for ax in {"h": (2,), "hv": (2, 1)}[axis]:
         part = _between(xp, g, ax)
@@ -68,6 +70,8 @@ def halo(xp, g, conn):
     Where several neighbours touch a cell, the first in the order up, down, left, right, then the
     diagonals decides.
     """
+    if kernels.enabled(xp):
+        return fused.halo(xp, g, conn)
     out = xp.zeros_like(g)
     padded = xp.pad(g, ((0, 0), (1, 1), (1, 1)))
     for dy, dx in _NEIGHBOURS[:conn]:

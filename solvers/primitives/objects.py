@@ -10,7 +10,7 @@ import contextlib
 import numpy as np
 
 from solvers.batch import bounding_boxes, colour_counts, crop_boxes
-from solvers import kernels
+from solvers import fused, kernels
 from solvers.registry import primitive
 from solvers.xp import data_address, ndimage, repeat_index
 
@@ -24,7 +24,8 @@ _SHARED: dict | None = None
 
 @contextlib.contextmanager
 def shared_labelling():
-    """Within this scope, labelling the same stack with the same kind again reuses the first result.
+    """Within this scope, labelling the same stack with the same kind again reuses the first result
+    (as does every analysis made through :func:`per_stack`, such as the enclosed background).
 
     About 18 transforms label objects, with only four kinds (connectivity, by colour); the search
     applies them all to the same size-bucket stacks of a block, so it opens one scope per block.
@@ -54,11 +55,17 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     reading order, for tie-breaking). Callers must not modify the returned arrays (see
     :func:`shared_labelling`).
     """
+    return per_stack(g, ("objects", conn, bool(by_colour)), lambda: _label_objects(xp, g, conn, by_colour))
+
+
+def per_stack(g, kind: tuple, compute):
+    """``compute()``, made once per stack ``g`` and ``kind`` inside a :func:`shared_labelling`
+    scope (every call outside one computes). Callers must not modify what it returns."""
     if _SHARED is None:
-        return _label_objects(xp, g, conn, by_colour)
-    key = (data_address(g), g.shape, g.strides, g.dtype.str, conn, bool(by_colour))
+        return compute()
+    key = (data_address(g), g.shape, g.strides, g.dtype.str) + kind
     if key not in _SHARED:
-        _SHARED[key] = (g, _label_objects(xp, g, conn, by_colour))
+        _SHARED[key] = (g, compute())
     return _SHARED[key][1]
 
 
@@ -127,7 +134,16 @@ def pick_per_grid(xp, owner, score, first, shape):
     return chosen
 
 
+def _by_size(xp, labels, owner, sizes, first, largest: bool):
+    """Per grid, the label of its largest (or smallest) object; ties: first in reading order."""
+    if kernels.enabled(xp):
+        return fused.choose_objects(xp, labels, sizes, first, largest)
+    return pick_per_grid(xp, owner, -sizes if largest else sizes, first, labels.shape)
+
+
 def _crop_chosen(xp, g, labels, chosen):
+    if kernels.enabled(xp):
+        return fused.crop_objects(xp, g, labels, chosen)
     mask = (labels == chosen[:, None, None]) & (chosen[:, None, None] > 0)
     top, left, hh, ww, has = bounding_boxes(xp, mask)
     return crop_boxes(xp, xp.where(mask, g, g.dtype.type(0)), top, left, hh, ww, has)
@@ -137,21 +153,21 @@ def _crop_chosen(xp, g, labels, chosen):
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, -sizes, first, g.shape))
+    return _crop_chosen(xp, g, labels, _by_size(xp, labels, owner, sizes, first, largest=True))
 
 
 @primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    return _crop_chosen(xp, g, labels, pick_per_grid(xp, owner, sizes, first, g.shape))
+    return _crop_chosen(xp, g, labels, _by_size(xp, labels, owner, sizes, first, largest=False))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
 def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape)
+    chosen = _by_size(xp, labels, owner, sizes, first, largest=True)
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
 
 
@@ -159,7 +175,7 @@ def keep_largest_object(xp, g, conn, by_colour):
 def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
-    chosen = pick_per_grid(xp, owner, -sizes, first, g.shape)
+    chosen = _by_size(xp, labels, owner, sizes, first, largest=True)
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
 
 

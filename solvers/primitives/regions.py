@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers import kernels
-from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
+from solvers import fused, kernels
+from solvers.batch import Padded
 from solvers.primitives.colour import COLOURS
+from solvers.primitives.objects import per_stack
+from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.registry import primitive
 from solvers.xp import ndimage
 
@@ -15,7 +17,12 @@ def _padded(xp, mask, value):
 
 
 def enclosed_background(xp, g):
-    """Background cells that cannot reach the border through background (4-connected)."""
+    """Background cells that cannot reach the border through background (4-connected); shared by
+    the transforms of a block (see ``objects.per_stack``): callers must not modify it."""
+    return per_stack(g, ("enclosed",), lambda: _enclosed_background(xp, g))
+
+
+def _enclosed_background(xp, g):
     if kernels.enabled(xp):
         return kernels.enclosed_background(xp, g)
     structure = np.zeros((3, 3, 3), dtype=bool)
@@ -89,6 +96,10 @@ def overlay_halves(xp, g, h, w, axis, op):
     set in both (first half's colour); ``or``: first half over second; ``xor``: cells set in
     exactly one; ``nor``: cells set in neither, painted 1.
     """
+    if kernels.enabled(xp):
+        half_h, half_w = (h, w // 2) if axis == "lr" else (h // 2, w)
+        ok = (half_h >= 1) & (half_w >= 1) & ((w if axis == "lr" else h) >= 2)
+        return Padded(fused.overlay_halves(xp, g, h, w, axis, op), half_h, half_w, ok)
     if axis == "ud":
         return transposed(overlay_halves(xp, g.transpose(0, 2, 1), w, h, "lr", op))
     n, H, W = g.shape
@@ -119,6 +130,8 @@ def _changed_rows(xp, g):
 @primitive((("rows",), ("cols",), ("both",)), layout="padded")
 def dedup_lines(xp, g, h, w, axis):
     """Remove rows (or columns, or both) equal to the one before them."""
+    if kernels.enabled(xp):
+        return fused.dedup_lines(xp, g, h, w, axis in ("rows", "both"), axis in ("cols", "both"))
     res = same_shape(xp, g, h, w, g)
     if axis in ("rows", "both"):
         res = keep_lines(xp, g, h, w, _changed_rows(xp, g))

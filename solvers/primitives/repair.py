@@ -1,7 +1,7 @@
 """Repairs: filling holes (background cells) of a pattern from its own regularity."""
 from __future__ import annotations
 
-from solvers import kernels
+from solvers import fused, kernels
 from solvers.batch import Padded, bounding_boxes, crop_boxes
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
@@ -163,6 +163,8 @@ def repair_symmetry(xp, g, h, w, crop):
     such colour give no result.
     """
     n, H, W = g.shape
+    if kernels.enabled(xp):
+        return fused.repair_symmetry(xp, g, h, w, 2 if min(H, W) >= 8 else 1, crop)
     # Every grid tries each axis offset (K of them) and, for each, two candidate colours: arrays
     # are (n, K, H, W) per offset and (n, K, 2, H, W) per offset and colour.
     offsets = xp.asarray((0, 2) if min(H, W) >= 8 else (0,))

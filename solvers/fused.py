@@ -1,0 +1,451 @@
+"""Fused CUDA kernels: whole primitives in one kernel each, for those slowest as array calls.
+
+Measured on an H100 on the level-2 block of a depth-2 run over all ARC-1 train tasks
+(``benchmarks/primitive_costs.py --gpu --level 2``), ten primitives took over half of the
+device time: their array calls build int64 indices and bool temporaries over padded stacks, sort
+every object of the stack, or loop over shifts in Python (one launch per shift). Here each of them
+is one kernel (a thread block per grid, a thread per cell, the grid in shared memory) or one
+elementwise kernel (a thread per cell). Each gives exactly what the primitive's array calls give:
+the GPU tests run every transform on NumPy (array calls) and on CuPy (these kernels) and compare.
+The primitives call them only where :func:`solvers.kernels.enabled` says so; the CPU always runs
+the array calls.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from solvers.batch import Padded
+from solvers.kernels import block_threads
+
+_SOURCE = r"""
+#define BIG 0x3fffffff
+
+__device__ unsigned char mark_of(unsigned char c) { return c ? (unsigned char)(c % 9 + 1) : 0; }
+
+__device__ int warp_min(int v) {
+    for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ int warp_max(int v) {
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Bounding box of the cells where ``in`` holds, over the whole block (every thread must call it;
+// blockDim.x is a multiple of 32). box: top, bottom, left, right; bottom < 0 when no cell holds.
+__device__ void block_box(bool in, int y, int x, int* box) {
+    if (threadIdx.x == 0) { box[0] = BIG; box[1] = -1; box[2] = BIG; box[3] = -1; }
+    __syncthreads();
+    int t = warp_min(in ? y : BIG), b = warp_max(in ? y : -1);
+    int l = warp_min(in ? x : BIG), r = warp_max(in ? x : -1);
+    if (threadIdx.x % 32 == 0 && b >= 0) {
+        atomicMin(&box[0], t); atomicMax(&box[1], b); atomicMin(&box[2], l); atomicMax(&box[3], r);
+    }
+    __syncthreads();
+}
+
+// Where the crop of a grid to ``box`` (see block_box) reads cell t of the output: -1 outside the
+// box or when the box is empty. Sets the output's sides (the stack's when empty, as
+// batch.bounding_boxes gives them).
+__device__ int crop_source(const int* box, int H, int W, int y, int x, int* oh, int* ow) {
+    bool has = box[1] >= 0;
+    *oh = has ? box[1] - box[0] + 1 : H;
+    *ow = has ? box[3] - box[2] + 1 : W;
+    if (!has || y >= *oh || x >= *ow) return -1;
+    return (box[0] + y) * W + box[2] + x;
+}
+
+// repair.repair_symmetry: one block per grid of a zero-padded (n, H, W) stack, real sides h, w.
+// K mirror-axis offsets (0, and 2 when K == 2), each with two candidate noise colours.
+extern "C" __global__ void repair_symmetry(const unsigned char* g, const long long* h, const long long* w,
+                                           int H, int W, int K, int crop, unsigned char* out,
+                                           long long* out_h, long long* out_w, bool* valid) {
+    __shared__ unsigned char cell[1024];
+    __shared__ unsigned char best[1024];
+    __shared__ int first_lr[2], first_tb[2], box[4];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    const int hi = (int)h[i], wi = (int)w[i];
+    const int y = t / W, x = t % W;
+    const bool active = t < cells, real = active && y < hi && x < wi;
+    const unsigned char v = active ? g[i * cells + t] : 0;
+    if (active) cell[t] = v;
+    if (t < 2) { first_lr[t] = BIG; first_tb[t] = BIG; }
+    __syncthreads();
+    unsigned char m[2][3];     // per offset: left-right, top-bottom and point mirror of this cell
+    bool differs[2][3];
+    for (int k = 0; k < K; ++k) {
+        int off = k ? 2 : 0;
+        int xc = min(max(wi - 1 + off - x, 0), W - 1), yr = min(max(hi - 1 + off - y, 0), H - 1);
+        int xs = active ? x : 0, ys = active ? y : 0;
+        m[k][0] = cell[ys * W + xc];
+        m[k][1] = cell[yr * W + xs];
+        m[k][2] = cell[yr * W + xc];
+        bool xin = x >= off, yin = y >= off;
+        differs[k][0] = real && xin && m[k][0] != v;
+        differs[k][1] = real && yin && m[k][1] != v;
+        differs[k][2] = real && xin && yin && m[k][2] != v;
+        if (differs[k][0]) atomicMin(&first_lr[k], t);
+        if (differs[k][1]) atomicMin(&first_tb[k], t);
+    }
+    __syncthreads();
+    // Every thread derives the same candidates, block-wide counts and the pick.
+    unsigned char colour[2][2];
+    int key[4];
+    bool ok_any = false;
+    for (int k = 0; k < K; ++k) {
+        int off = k ? 2 : 0;
+        bool h1 = first_lr[k] < BIG, h2 = first_tb[k] < BIG;
+        int p1 = h1 ? first_lr[k] : 0, p2 = h2 ? first_tb[k] : 0;
+        int y1 = p1 / W, x1 = p1 % W, y2 = p2 / W, x2 = p2 % W;
+        unsigned char a1 = cell[p1], b1 = cell[y1 * W + min(max(wi - 1 + off - x1, 0), W - 1)];
+        unsigned char a2 = cell[p2], b2 = cell[min(max(hi - 1 + off - y2, 0), H - 1) * W + x2];
+        colour[k][0] = h1 ? a1 : a2;
+        colour[k][1] = h1 ? b1 : b2;
+        bool asymmetric = (h1 || h2) && (off == 0 || min(hi, wi) >= 8);
+        for (int c = 0; c < 2; ++c) {
+            unsigned char col = colour[k][c];
+            bool noise = real && v == col;
+            bool clash = false;
+            for (int s = 0; s < 3; ++s) clash |= differs[k][s] && m[k][s] != col;
+            int count = __syncthreads_count(noise);
+            int fails = __syncthreads_or(clash != noise);
+            bool ok = asymmetric && !fails && count > 0;
+            key[2 * k + c] = ok ? count : hi * wi + 1;
+            ok_any |= ok;
+        }
+    }
+    int pick = 0;
+    for (int j = 1; j < 2 * K; ++j) if (key[j] < key[pick]) pick = j;
+    int k = pick / 2;
+    unsigned char col = colour[k][pick % 2];
+    bool noise = real && v == col;
+    unsigned char fill = m[k][2];
+    if (differs[k][1] && m[k][1] != col) fill = m[k][1];
+    if (differs[k][0] && m[k][0] != col) fill = m[k][0];
+    unsigned char b = noise ? fill : v;
+    if (!crop) {
+        if (active) out[i * cells + t] = ok_any ? b : 0;
+        if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = ok_any; }
+        return;
+    }
+    if (active) best[t] = b;
+    block_box(noise && ok_any, y, x, box);
+    int oh, ow;
+    int src = crop_source(box, H, W, y, x, &oh, &ow);
+    if (active) out[i * cells + t] = src >= 0 ? best[src] : 0;
+    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
+}
+
+// objects.pick_per_grid for labels of the kernel labelling: per grid, the label of the object
+// with the lowest score (its size, negated when ``largest``; ties: first cell in reading order).
+extern "C" __global__ void choose_object(const int* labels, const long long* sizes, const long long* first,
+                                         int H, int W, int largest, long long* chosen) {
+    __shared__ int best;
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    if (t == 0) best = BIG;
+    __syncthreads();
+    if (t < cells) {
+        int lab = labels[i * cells + t];
+        if (lab > 0 && first[lab] == i * cells + t) {  // the object's first cell speaks for it
+            int size = (int)sizes[lab];
+            atomicMin(&best, (((largest ? -size : size) + 1024) << 10) | t);
+        }
+    }
+    __syncthreads();
+    if (t == 0) chosen[i] = best == BIG ? 0 : labels[i * cells + (best & 1023)];
+}
+
+// objects._crop_chosen: each grid cropped to its chosen object (label ``chosen[i]``, 0: none),
+// other cells erased.
+extern "C" __global__ void crop_object(const unsigned char* g, const int* labels, const long long* chosen,
+                                       int H, int W, unsigned char* out, long long* out_h,
+                                       long long* out_w, bool* valid) {
+    __shared__ int box[4];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    long long c = chosen[i];
+    int y = t / W, x = t % W;
+    block_box(t < cells && c > 0 && labels[i * cells + t] == c, y, x, box);
+    int oh, ow;
+    int src = crop_source(box, H, W, y, x, &oh, &ow);
+    if (t < cells) {
+        long long at = i * cells + src;
+        out[i * cells + t] = src >= 0 && labels[at] == c ? g[at] : 0;
+    }
+    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
+}
+
+// arrange._smallest_period along both axes: one block per grid, a thread per shift. py: the
+// smallest p < h with row r == row r + p for every r + p < h (else h); px likewise for columns.
+extern "C" __global__ void smallest_periods(const unsigned char* g, const long long* h, const long long* w,
+                                            int H, int W, long long* py, long long* px) {
+    __shared__ unsigned char cell[1024];
+    __shared__ int best[2];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int hi = (int)h[i], wi = (int)w[i];
+    if (t < cells) cell[t] = g[i * cells + t];
+    if (t == 0) { best[0] = hi; best[1] = wi; }
+    __syncthreads();
+    if (t >= 1 && t < hi) {           // row shift t: compare whole rows of the stack
+        bool same = true;
+        for (int r = 0; same && r + t < hi; ++r)
+            for (int c = 0; c < W; ++c) if (cell[r * W + c] != cell[(r + t) * W + c]) { same = false; break; }
+        if (same) atomicMin(&best[0], t);
+    }
+    int q = t - 32;
+    if (q >= 1 && q < wi) {           // column shift q: compare whole columns
+        bool same = true;
+        for (int c = 0; same && c + q < wi; ++c)
+            for (int r = 0; r < H; ++r) if (cell[r * W + c] != cell[r * W + c + q]) { same = false; break; }
+        if (same) atomicMin(&best[1], q);
+    }
+    __syncthreads();
+    if (t == 0) { py[i] = best[0]; px[i] = best[1]; }
+}
+
+// draw.connect: a thread per cell of an (n, H, W) stack. A background cell whose nearest non-zero
+// cells left and right have one colour takes it; with ``vertical`` the same above and below,
+// over the horizontal line; with ``marked`` the line gets the mark.
+extern "C" __global__ void connect_lines(const unsigned char* g, unsigned char* out, long long total,
+                                         int H, int W, int vertical, int marked) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    int cells = H * W, k = (int)(t % cells), y = k / W, x = k % W;
+    const unsigned char* a = g + (t - k);
+    unsigned char v = a[k], line = 0;
+    if (v == 0) {
+        unsigned char before = 0, after = 0;
+        for (int c = x - 1; c >= 0; --c) if (a[y * W + c]) { before = a[y * W + c]; break; }
+        for (int c = x + 1; c < W; ++c) if (a[y * W + c]) { after = a[y * W + c]; break; }
+        if (before == after) line = before;
+        if (vertical) {
+            before = 0; after = 0;
+            for (int r = y - 1; r >= 0; --r) if (a[r * W + x]) { before = a[r * W + x]; break; }
+            for (int r = y + 1; r < H; ++r) if (a[r * W + x]) { after = a[r * W + x]; break; }
+            if (before == after && before) line = before;
+        }
+    }
+    if (marked) line = mark_of(line);
+    out[t] = line ? line : v;
+}
+
+// draw.halo: a thread per cell. A background cell next to a non-zero cell (the first of up, down,
+// left, right, then the diagonals; ``conn`` of them) takes its mark.
+extern "C" __global__ void halo(const unsigned char* g, unsigned char* out, long long total, int H, int W,
+                                int conn) {
+    const int DY[8] = {-1, 1, 0, 0, -1, -1, 1, 1}, DX[8] = {0, 0, -1, 1, -1, 1, -1, 1};
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    int cells = H * W, k = (int)(t % cells), y = k / W, x = k % W;
+    const unsigned char* a = g + (t - k);
+    unsigned char v = a[k];
+    if (v == 0) {
+        for (int j = 0; j < conn; ++j) {
+            int yy = y + DY[j], xx = x + DX[j];
+            if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+            unsigned char u = a[yy * W + xx];
+            if (u) { v = mark_of(u); break; }
+        }
+    }
+    out[t] = v;
+}
+
+// regions.overlay_halves: a thread per cell of the (n, OH, OW) output. ``across`` (lr): the left
+// half (h x w/2) against the right; else (ud) the top half against the bottom. op: 0 and, 1 or,
+// 2 xor, 3 nor.
+extern "C" __global__ void overlay_halves(const unsigned char* g, const long long* h, const long long* w,
+                                          int H, int W, int OH, int OW, int across, int op,
+                                          unsigned char* out, long long total) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    long long i = t / (OH * OW);
+    int k = (int)(t % (OH * OW)), y = k / OW, x = k % OW;
+    int hi = (int)h[i], wi = (int)w[i];
+    int bh = across ? hi : hi / 2, bw = across ? wi / 2 : wi;
+    unsigned char o = 0;
+    if (y < bh && x < bw) {
+        const unsigned char* s = g + i * H * W;
+        unsigned char a = s[y * W + x];
+        unsigned char b = across ? s[y * W + wi - bw + x] : s[(hi - bh + y) * W + x];
+        if (op == 0) o = (a && b) ? a : 0;
+        else if (op == 1) o = a ? a : b;
+        else if (op == 2) o = ((a != 0) != (b != 0)) ? (a ? a : b) : 0;
+        else o = (!a && !b) ? 1 : 0;
+    }
+    out[t] = o;
+}
+
+// regions.dedup_lines: one block per grid. Rows (then columns) equal to the one before them are
+// removed; the kept lines move up (left) in order, zeros after them.
+extern "C" __global__ void dedup_lines(const unsigned char* g, const long long* h, const long long* w,
+                                       int H, int W, int rows, int cols, unsigned char* out,
+                                       long long* out_h, long long* out_w, bool* valid) {
+    __shared__ unsigned char a[1024], b[1024];
+    __shared__ unsigned char keep[32];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int y = t / W, x = t % W;
+    int nh = (int)h[i], nw = (int)w[i];
+    if (t < cells) a[t] = g[i * cells + t];
+    __syncthreads();
+    for (int pass = 0; pass < 2; ++pass) {
+        bool by_rows = pass == 0;
+        if (by_rows ? !rows : !cols) continue;
+        int lines = by_rows ? H : W, len = by_rows ? W : H, real = by_rows ? nh : nw;
+        if (t < lines) {
+            bool changed = t == 0;
+            for (int k = 0; !changed && k < len; ++k) {
+                int at = by_rows ? t * W + k : k * W + t, prev = by_rows ? at - W : at - 1;
+                changed = a[at] != a[prev];
+            }
+            keep[t] = t < real && changed;
+        }
+        if (t < cells) b[t] = 0;
+        __syncthreads();
+        int line = by_rows ? y : x, pos = 0, kept = 0;
+        for (int k = 0; k < lines; ++k) { kept += keep[k]; if (k < line) pos += keep[k]; }
+        if (t < cells && keep[line]) b[by_rows ? pos * W + x : y * W + pos] = a[t];
+        __syncthreads();
+        if (t < cells) a[t] = b[t];
+        if (by_rows) nh = kept; else nw = kept;
+        __syncthreads();
+    }
+    if (t < cells) out[i * cells + t] = a[t];
+    if (t == 0) { out_h[i] = nh; out_w[i] = nw; valid[i] = nh > 0 && nw > 0; }
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(name: str):
+    import cupy
+
+    return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
+
+
+def _per_grid(xp, v, n):
+    return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(v, dtype=xp.int64), (n,)))
+
+
+def _cell_launch(total: int, threads: int = 256):
+    return ((total + threads - 1) // threads,), (threads,)
+
+
+def _block_results(xp, g):
+    """Outputs of a block-per-grid kernel: the grids, their sides and whether each has a result."""
+    n = g.shape[0]
+    return (xp.zeros_like(g), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
+            xp.zeros(n, dtype=bool))
+
+
+def repair_symmetry(xp, g, h, w, offsets: int, crop: bool) -> Padded:
+    """``repair.repair_symmetry`` on a zero-padded stack with real sides ``h``, ``w``, trying the
+    first ``offsets`` (1 or 2) mirror-axis offsets of (0, 2)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out, oh, ow, valid = _block_results(xp, g)
+    if n:
+        _kernel("repair_symmetry")((n,), (block_threads(H * W),),
+                                   (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                    np.int32(offsets), np.int32(bool(crop)), out, oh, ow, valid))
+    return Padded(out, oh, ow, valid)
+
+
+def choose_objects(xp, labels, sizes, first, largest: bool):
+    """``objects.pick_per_grid`` by size for a kernel labelling: per grid, the label of its
+    largest (or smallest) object, ties to the first in reading order; 0 where it has none."""
+    labels = xp.ascontiguousarray(labels)
+    n, H, W = labels.shape
+    chosen = xp.zeros(n, dtype=xp.int64)
+    if n:
+        _kernel("choose_object")((n,), (block_threads(H * W),),
+                                 (labels, xp.ascontiguousarray(sizes), xp.ascontiguousarray(first),
+                                  np.int32(H), np.int32(W), np.int32(bool(largest)), chosen))
+    return chosen
+
+
+def crop_objects(xp, g, labels, chosen) -> Padded:
+    """``objects._crop_chosen``: each grid cropped to the object labelled ``chosen[i]`` (others
+    erased); grids with none (0) have no result."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out, oh, ow, valid = _block_results(xp, g)
+    if n:
+        _kernel("crop_object")((n,), (block_threads(H * W),),
+                               (g, xp.ascontiguousarray(labels), _per_grid(xp, chosen, n), np.int32(H),
+                                np.int32(W), out, oh, ow, valid))
+    return Padded(out, oh, ow, valid)
+
+
+def smallest_periods(xp, g, h, w):
+    """``arrange._smallest_period`` down the rows and across the columns: ``(py, px)`` (n,) int64."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    py, px = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
+    if n:
+        # Threads 1..H-1 test row shifts, threads 32 + (1..W-1) column shifts.
+        _kernel("smallest_periods")((n,), (max(block_threads(H * W), 64),),
+                                    (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                     py, px))
+    return py, px
+
+
+def connect(xp, g, vertical: bool, marked: bool):
+    """``draw.connect`` (``vertical``: axis ``hv``) on an (n, H, W) stack."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = _cell_launch(g.size)
+        _kernel("connect_lines")(grid, block, (g, out, np.int64(g.size), np.int32(H), np.int32(W),
+                                               np.int32(bool(vertical)), np.int32(bool(marked))))
+    return out
+
+
+def halo(xp, g, conn: int):
+    """``draw.halo`` on an (n, H, W) stack (``conn``: 4 or 8 neighbours)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = _cell_launch(g.size)
+        _kernel("halo")(grid, block, (g, out, np.int64(g.size), np.int32(H), np.int32(W), np.int32(conn)))
+    return out
+
+
+_HALF_OPS = {"and": 0, "or": 1, "xor": 2, "nor": 3}
+
+
+def overlay_halves(xp, g, h, w, axis: str, op: str):
+    """The cells of ``regions.overlay_halves``: an (n, H, max(1, W // 2)) stack for ``lr``, an
+    (n, max(1, H // 2), W) one for ``ud``; 0 outside each grid's half."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    across = axis == "lr"
+    OH, OW = (H, max(1, W // 2)) if across else (max(1, H // 2), W)
+    out = xp.empty((n, OH, OW), dtype=g.dtype)
+    if out.size:
+        grid, block = _cell_launch(out.size)
+        _kernel("overlay_halves")(grid, block, (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H),
+                                                np.int32(W), np.int32(OH), np.int32(OW), np.int32(across),
+                                                np.int32(_HALF_OPS[op]), out, np.int64(out.size)))
+    return out
+
+
+def dedup_lines(xp, g, h, w, rows: bool, cols: bool) -> Padded:
+    """``regions.dedup_lines``: rows (``rows``), then columns (``cols``) equal to the one before
+    them removed."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out, oh, ow, valid = _block_results(xp, g)
+    if n:
+        _kernel("dedup_lines")((n,), (block_threads(H * W),),
+                               (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                np.int32(bool(rows)), np.int32(bool(cols)), out, oh, ow, valid))
+    return Padded(out, oh, ow, valid)
