@@ -14,9 +14,8 @@ import numpy as np
 
 from pipeline.keyset import KeySet
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
-from solvers import kernels
+from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
-from solvers.primitives.objects import forget_shared_labelling, shared_labelling
 from solvers.registry import transforms
 from solvers.xp import to_host
 
@@ -178,7 +177,7 @@ class Search:
                     builder.add(new_block)
 
             # The object transforms of a block share their labellings (four kinds for ~18 of them).
-            with shared_labelling():
+            with stack_cache.scope():
                 for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
@@ -282,7 +281,7 @@ class Search:
         return cells, hashes
 
     def _free_device_memory(self) -> None:
-        forget_shared_labelling()
+        stack_cache.forget()
         if self.xp is not np:
             self.xp.get_default_memory_pool().free_all_blocks()
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solvers import kernels
+from solvers.stack_cache import per_stack
+
 MAX_SIDE = 30
 NUM_COLOURS = 10
 
@@ -53,7 +56,15 @@ def as_parts(xp, result, n: int) -> Parts:
 
 
 def colour_counts(xp, g):
-    """Per-grid colour histogram: ``(n, 10)`` int counts of each colour."""
+    """Per-grid colour histogram: ``(n, 10)`` int64 counts of each colour (a new array each call,
+    which the caller may change; the counts are made once per stack, see
+    :mod:`solvers.stack_cache`)."""
+    return per_stack(g, ("colour counts",), lambda: _colour_counts(xp, g)).copy()
+
+
+def _colour_counts(xp, g):
+    if kernels.enabled(xp):
+        return kernels.colour_counts(xp, g)
     n, h, w = g.shape
     flat = g.reshape(n, h * w).astype(xp.int64) + (xp.arange(n, dtype=xp.int64) * NUM_COLOURS)[:, None]
     return xp.bincount(flat.ravel(), minlength=n * NUM_COLOURS).reshape(n, NUM_COLOURS)
@@ -82,3 +93,14 @@ def crop_boxes(xp, g, top, left, height, width, valid) -> Padded:
     src_c = xp.minimum(left[:, None, None] + cols, w - 1)
     picked = g[xp.arange(n)[:, None, None], src_r, src_c]
     return Padded(xp.where(inside, picked, g.dtype.type(0)), height, width, valid)
+
+
+def crop_to_mask(xp, g, mask, valid=None) -> Padded:
+    """Crop each grid to the bounding box of its cells where ``mask`` holds; grids with none (or
+    where ``valid`` is false) have no result."""
+    if kernels.enabled(xp):
+        from solvers import fused  # it builds on this module
+
+        return fused.crop_to_mask(xp, g, mask, valid)
+    top, left, height, width, has = bounding_boxes(xp, mask)
+    return crop_boxes(xp, g, top, left, height, width, has if valid is None else has & valid)

@@ -140,6 +140,22 @@ extern "C" __global__ void repair_symmetry(const unsigned char* g, const long lo
     if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
 }
 
+// batch.crop_to_mask: one block per grid, cropped to the bounding box of its cells where ``mask``
+// holds; no result where there are none or ``valid`` (if given) is false.
+extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask, const bool* valid_in,
+                                        int H, int W, unsigned char* out, long long* out_h,
+                                        long long* out_w, bool* valid) {
+    __shared__ int box[4];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int y = t / W, x = t % W;
+    block_box(t < cells && mask[i * cells + t], y, x, box);
+    int oh, ow;
+    int src = crop_source(box, H, W, y, x, &oh, &ow);
+    if (t < cells) out[i * cells + t] = src >= 0 ? g[i * cells + src] : 0;
+    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && (valid_in == 0 || valid_in[i]); }
+}
+
 // objects.pick_per_grid for labels of the kernel labelling: per grid, the label of the object
 // with the lowest score (its size, negated when ``largest``; ties: first cell in reading order).
 extern "C" __global__ void choose_object(const int* labels, const long long* sizes, const long long* first,
@@ -180,6 +196,32 @@ extern "C" __global__ void crop_object(const unsigned char* g, const int* labels
     if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
 }
 
+// recolour.mark_hollow: one block per grid. An object (labels and first cells of the kernel
+// labelling) that a cell of ``hole`` touches (4 neighbours) gets the mark.
+extern "C" __global__ void mark_hollow(const unsigned char* g, const int* labels, const long long* first,
+                                       const bool* hole, int H, int W, unsigned char* out) {
+    __shared__ unsigned char touched[1024];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x, base = i * cells;
+    int y = t / W, x = t % W;
+    if (t < cells) touched[t] = 0;
+    __syncthreads();
+    if (t < cells && hole[base + t]) {
+        const int DY[4] = {-1, 1, 0, 0}, DX[4] = {0, 0, -1, 1};
+        for (int j = 0; j < 4; ++j) {
+            int yy = y + DY[j], xx = x + DX[j];
+            if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+            int lab = labels[base + yy * W + xx];
+            if (lab > 0) touched[first[lab] - base] = 1;
+        }
+    }
+    __syncthreads();
+    if (t >= cells) return;
+    unsigned char v = g[base + t];
+    int lab = labels[base + t];
+    out[base + t] = lab > 0 && touched[first[lab] - base] ? mark_of(v) : v;
+}
+
 // arrange._smallest_period along both axes: one block per grid, a thread per shift. py: the
 // smallest p < h with row r == row r + p for every r + p < h (else h); px likewise for columns.
 extern "C" __global__ void smallest_periods(const unsigned char* g, const long long* h, const long long* w,
@@ -209,30 +251,84 @@ extern "C" __global__ void smallest_periods(const unsigned char* g, const long l
     if (t == 0) { py[i] = best[0]; px[i] = best[1]; }
 }
 
-// draw.connect: a thread per cell of an (n, H, W) stack. A background cell whose nearest non-zero
-// cells left and right have one colour takes it; with ``vertical`` the same above and below,
-// over the horizontal line; with ``marked`` the line gets the mark.
-extern "C" __global__ void connect_lines(const unsigned char* g, unsigned char* out, long long total,
-                                         int H, int W, int vertical, int marked) {
+// lines.rays and draw.connect: one block per grid (at least 64 threads). Threads 0-29 scan the
+// rows and threads 32-61 the columns, each both ways, carrying the last non-zero cell met (the
+// cell itself included): from_left[t] is the nearest non-zero cell at or left of cell t, and so
+// on. Then each cell reads its four carries:
+//   rays (connect == 0): a background cell takes the first of ``count`` directions (two bits each
+//     in ``dirs``, first in the lowest: 0 down, 1 up, 2 left, 3 right) whose carry is non-zero;
+//     a ray going down comes from above.
+//   connect: a background cell whose nearest non-zero cells left and right have one colour takes
+//     it; with ``vertical`` the same above and below, over the horizontal line; with ``marked``
+//     the line gets the mark.
+extern "C" __global__ void line_draw(const unsigned char* g, unsigned char* out, int H, int W, int connect,
+                                     int dirs, int count, int vertical, int marked) {
+    __shared__ unsigned char a[1024], from[4][1024];   // from above, below, right, left
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    if (t < cells) a[t] = g[i * cells + t];
+    __syncthreads();
+    if (t < H) {
+        unsigned char c = 0;
+        for (int x = 0; x < W; ++x) { if (a[t * W + x]) c = a[t * W + x]; from[3][t * W + x] = c; }
+        c = 0;
+        for (int x = W - 1; x >= 0; --x) { if (a[t * W + x]) c = a[t * W + x]; from[2][t * W + x] = c; }
+    }
+    int u = t - 32;
+    if (u >= 0 && u < W) {
+        unsigned char c = 0;
+        for (int y = 0; y < H; ++y) { if (a[y * W + u]) c = a[y * W + u]; from[0][y * W + u] = c; }
+        c = 0;
+        for (int y = H - 1; y >= 0; --y) { if (a[y * W + u]) c = a[y * W + u]; from[1][y * W + u] = c; }
+    }
+    __syncthreads();
+    if (t >= cells) return;
+    unsigned char v = a[t];
+    if (!connect) {
+        for (int j = 0; v == 0 && j < count; ++j) v = from[(dirs >> (2 * j)) & 3][t];
+    } else if (v == 0) {
+        unsigned char line = 0;
+        if (from[3][t] == from[2][t]) line = from[3][t];
+        if (vertical && from[0][t] == from[1][t] && from[0][t]) line = from[0][t];
+        v = marked ? mark_of(line) : line;
+    }
+    out[i * cells + t] = v;
+}
+
+// regions.symmetrize: a thread per cell of a zero-padded (n, H, W) stack with real sides h, w. A
+// background cell takes its mirror's colour: kind 0 left-right, 1 top-bottom, 2 point, 3 the
+// transpose (sources clipped into the stack), 4 left-right, then top-bottom, then point, each
+// mirror read from the grid the previous one filled.
+__device__ unsigned char fill_lr(const unsigned char* a, int W, int y, int x, int wi) {
+    unsigned char v = a[y * W + x];
+    return v ? v : a[y * W + wi - 1 - x];
+}
+
+__device__ unsigned char fill_lr_ud(const unsigned char* a, int W, int y, int x, int hi, int wi) {
+    unsigned char v = fill_lr(a, W, y, x, wi);
+    return v ? v : fill_lr(a, W, hi - 1 - y, x, wi);
+}
+
+extern "C" __global__ void symmetrize(const unsigned char* g, const long long* h, const long long* w,
+                                      int H, int W, int kind, unsigned char* out, long long total) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
     int cells = H * W, k = (int)(t % cells), y = k / W, x = k % W;
+    long long i = t / cells;
     const unsigned char* a = g + (t - k);
-    unsigned char v = a[k], line = 0;
-    if (v == 0) {
-        unsigned char before = 0, after = 0;
-        for (int c = x - 1; c >= 0; --c) if (a[y * W + c]) { before = a[y * W + c]; break; }
-        for (int c = x + 1; c < W; ++c) if (a[y * W + c]) { after = a[y * W + c]; break; }
-        if (before == after) line = before;
-        if (vertical) {
-            before = 0; after = 0;
-            for (int r = y - 1; r >= 0; --r) if (a[r * W + x]) { before = a[r * W + x]; break; }
-            for (int r = y + 1; r < H; ++r) if (a[r * W + x]) { after = a[r * W + x]; break; }
-            if (before == after && before) line = before;
+    int hi = (int)h[i], wi = (int)w[i];
+    unsigned char v = a[k];
+    if (v == 0 && y < hi && x < wi) {
+        if (kind == 0) v = a[y * W + wi - 1 - x];
+        else if (kind == 1) v = a[(hi - 1 - y) * W + x];
+        else if (kind == 2) v = a[(hi - 1 - y) * W + wi - 1 - x];
+        else if (kind == 3) v = a[min(x, H - 1) * W + min(y, W - 1)];
+        else {
+            v = fill_lr_ud(a, W, y, x, hi, wi);
+            if (v == 0) v = fill_lr_ud(a, W, hi - 1 - y, wi - 1 - x, hi, wi);
         }
     }
-    if (marked) line = mark_of(line);
-    out[t] = line ? line : v;
+    out[t] = v;
 }
 
 // draw.halo: a thread per cell. A background cell next to a non-zero cell (the first of up, down,
@@ -281,10 +377,89 @@ extern "C" __global__ void overlay_halves(const unsigned char* g, const long lon
     out[t] = o;
 }
 
-// regions.dedup_lines: one block per grid. Rows (then columns) equal to the one before them are
-// removed; the kept lines move up (left) in order, zeros after them.
-extern "C" __global__ void dedup_lines(const unsigned char* g, const long long* h, const long long* w,
-                                       int H, int W, int rows, int cols, unsigned char* out,
+// cells.cell_summary: one block per grid (at least 256 threads). The separator colour has the most
+// full rows plus full columns; the runs of other lines cut the grid into parts, each summarised by
+// one cell of the (n, 15, 15) output (15: the most runs 30 lines can hold).
+extern "C" __global__ void cell_summary(const unsigned char* g, const long long* h, const long long* w,
+                                        int H, int W, int count_mode, unsigned char* out,
+                                        long long* out_h, long long* out_w, bool* valid) {
+    __shared__ unsigned char cell[1024], full_row[32], full_col[32];
+    __shared__ int lines[10], rid[32], cid[32], runs[2];
+    __shared__ int hist[15 * 15 * 10];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int hi = (int)h[i], wi = (int)w[i];
+    if (t < cells) cell[t] = g[i * cells + t];
+    if (t < 10) lines[t] = 0;
+    for (int k = t; k < 15 * 15 * 10; k += blockDim.x) hist[k] = 0;
+    __syncthreads();
+    if (t < H) {                  // row t: real, and every real cell its first cell's colour
+        bool full = t < hi;
+        for (int c = 1; full && c < wi; ++c) full = cell[t * W + c] == cell[t * W];
+        full_row[t] = full;
+        if (full) atomicAdd(&lines[cell[t * W]], 1);
+    }
+    int u = t - 32;
+    if (u >= 0 && u < W) {        // column u likewise
+        bool full = u < wi;
+        for (int r = 1; full && r < hi; ++r) full = cell[r * W + u] == cell[u];
+        full_col[u] = full;
+        if (full) atomicAdd(&lines[cell[u]], 1);
+    }
+    __syncthreads();
+    int s = 0;
+    for (int c = 1; c < 10; ++c) if (lines[c] > lines[s]) s = c;
+    bool has = lines[s] > 0;
+    if (t == 0) {                 // runs of non-separator lines (padding lines are separators)
+        int n_rows = 0, n_cols = 0;
+        bool prev = true;
+        for (int r = 0; r < H; ++r) {
+            bool sep = r >= hi || (full_row[r] && cell[r * W] == s);
+            if (!sep && prev) ++n_rows;
+            rid[r] = sep ? -1 : n_rows - 1;
+            prev = sep;
+        }
+        prev = true;
+        for (int c = 0; c < W; ++c) {
+            bool sep = c >= wi || (full_col[c] && cell[c] == s);
+            if (!sep && prev) ++n_cols;
+            cid[c] = sep ? -1 : n_cols - 1;
+            prev = sep;
+        }
+        runs[0] = has ? n_rows : 0;
+        runs[1] = has ? n_cols : 0;
+    }
+    __syncthreads();
+    int R = runs[0], C = runs[1];
+    bool ok = R * C >= 2;
+    int y = t / W, x = t % W;
+    if (ok && t < cells && rid[y] >= 0 && cid[x] >= 0) atomicAdd(&hist[(rid[y] * 15 + cid[x]) * 10 + cell[t]], 1);
+    __syncthreads();
+    if (t < 15 * 15) {
+        int a = t / 15, b = t % 15;
+        unsigned char o = 0;
+        if (ok && a < R && b < C) {
+            const int* part = hist + (a * 15 + b) * 10;
+            if (count_mode) {
+                int sum = 0;
+                for (int c = 1; c < 10; ++c) if (c != s) sum += part[c];
+                o = (unsigned char)min(sum, 9);
+            } else {
+                int best = 0, top = s == 0 ? -1 : part[0];
+                for (int c = 1; c < 10; ++c) { int v = c == s ? -1 : part[c]; if (v > top) { top = v; best = c; } }
+                o = (unsigned char)best;
+            }
+        }
+        out[i * 225 + t] = o;
+    }
+    if (t == 0) { out_h[i] = R; out_w[i] = C; valid[i] = ok; }
+}
+
+// regions.dedup_lines and regions.compress: one block per grid. Rows (then columns) are kept when
+// they differ from the one before them (``nonzero`` 0) or hold a non-zero cell (``nonzero`` 1);
+// the kept lines move up (left) in order, zeros after them.
+extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h, const long long* w,
+                                      int H, int W, int rows, int cols, int nonzero, unsigned char* out,
                                        long long* out_h, long long* out_w, bool* valid) {
     __shared__ unsigned char a[1024], b[1024];
     __shared__ unsigned char keep[32];
@@ -299,12 +474,12 @@ extern "C" __global__ void dedup_lines(const unsigned char* g, const long long* 
         if (by_rows ? !rows : !cols) continue;
         int lines = by_rows ? H : W, len = by_rows ? W : H, real = by_rows ? nh : nw;
         if (t < lines) {
-            bool changed = t == 0;
-            for (int k = 0; !changed && k < len; ++k) {
+            bool kept = !nonzero && t == 0;
+            for (int k = 0; !kept && k < len; ++k) {
                 int at = by_rows ? t * W + k : k * W + t, prev = by_rows ? at - W : at - 1;
-                changed = a[at] != a[prev];
+                kept = nonzero ? a[at] != 0 : a[at] != a[prev];
             }
-            keep[t] = t < real && changed;
+            keep[t] = t < real && kept;
         }
         if (t < cells) b[t] = 0;
         __syncthreads();
@@ -357,6 +532,20 @@ def repair_symmetry(xp, g, h, w, offsets: int, crop: bool) -> Padded:
     return Padded(out, oh, ow, valid)
 
 
+def crop_to_mask(xp, g, mask, valid=None) -> Padded:
+    """``batch.crop_to_mask``: each grid cropped to the bounding box of its cells where ``mask``
+    holds (grids with none, or where ``valid`` is false, have no result)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out, oh, ow, ok = _block_results(xp, g)
+    if n:
+        mask = xp.ascontiguousarray(xp.broadcast_to(mask, g.shape), dtype=bool)
+        valid = 0 if valid is None else xp.ascontiguousarray(xp.broadcast_to(valid, (n,)), dtype=bool)
+        _kernel("crop_to_mask")((n,), (block_threads(H * W),),
+                                (g, mask, valid, np.int32(H), np.int32(W), out, oh, ow, ok))
+    return Padded(out, oh, ow, ok)
+
+
 def choose_objects(xp, labels, sizes, first, largest: bool):
     """``objects.pick_per_grid`` by size for a kernel labelling: per grid, the label of its
     largest (or smallest) object, ties to the first in reading order; 0 where it has none."""
@@ -383,6 +572,19 @@ def crop_objects(xp, g, labels, chosen) -> Padded:
     return Padded(out, oh, ow, valid)
 
 
+def mark_hollow(xp, g, labels, first, hole):
+    """``recolour.mark_hollow`` from the stack's 8-connected one-colour objects (``labels``,
+    ``first`` of the kernel labelling) and its enclosed background ``hole``."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        _kernel("mark_hollow")((n,), (block_threads(H * W),),
+                               (g, xp.ascontiguousarray(labels), xp.ascontiguousarray(first),
+                                xp.ascontiguousarray(hole), np.int32(H), np.int32(W), out))
+    return out
+
+
 def smallest_periods(xp, g, h, w):
     """``arrange._smallest_period`` down the rows and across the columns: ``(py, px)`` (n,) int64."""
     g = xp.ascontiguousarray(g)
@@ -396,16 +598,23 @@ def smallest_periods(xp, g, h, w):
     return py, px
 
 
-def connect(xp, g, vertical: bool, marked: bool):
-    """``draw.connect`` (``vertical``: axis ``hv``) on an (n, H, W) stack."""
+def _line_draw(xp, g, connect: bool, dirs: int = 0, count: int = 0, vertical: bool = False,
+               marked: bool = False):
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
+    if H > 30 or W > 30:  # a thread per line, 32 of each
+        raise ValueError(f"grids up to 30x30, got {H}x{W}")
     out = xp.empty_like(g)
     if g.size:
-        grid, block = _cell_launch(g.size)
-        _kernel("connect_lines")(grid, block, (g, out, np.int64(g.size), np.int32(H), np.int32(W),
-                                               np.int32(bool(vertical)), np.int32(bool(marked))))
+        _kernel("line_draw")((n,), (max(block_threads(H * W), 64),),
+                             (g, out, np.int32(H), np.int32(W), np.int32(bool(connect)), np.int32(dirs),
+                              np.int32(count), np.int32(bool(vertical)), np.int32(bool(marked))))
     return out
+
+
+def connect(xp, g, vertical: bool, marked: bool):
+    """``draw.connect`` (``vertical``: axis ``hv``) on an (n, H, W) stack."""
+    return _line_draw(xp, g, True, vertical=vertical, marked=marked)
 
 
 def halo(xp, g, conn: int):
@@ -438,14 +647,52 @@ def overlay_halves(xp, g, h, w, axis: str, op: str):
     return out
 
 
-def dedup_lines(xp, g, h, w, rows: bool, cols: bool) -> Padded:
-    """``regions.dedup_lines``: rows (``rows``), then columns (``cols``) equal to the one before
-    them removed."""
+def keep_lines(xp, g, h, w, rows: bool, cols: bool, nonzero: bool) -> Padded:
+    """``regions.dedup_lines`` (``nonzero`` false: rows, then columns, equal to the one before them
+    removed) and ``regions.compress`` (``nonzero``: lines with no non-zero cell removed)."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     out, oh, ow, valid = _block_results(xp, g)
     if n:
-        _kernel("dedup_lines")((n,), (block_threads(H * W),),
-                               (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
-                                np.int32(bool(rows)), np.int32(bool(cols)), out, oh, ow, valid))
+        _kernel("keep_lines")((n,), (block_threads(H * W),),
+                              (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                               np.int32(bool(rows)), np.int32(bool(cols)), np.int32(bool(nonzero)), out, oh, ow,
+                               valid))
     return Padded(out, oh, ow, valid)
+
+
+def cell_summary(xp, g, h, w, count: bool) -> Padded:
+    """``cells.cell_summary`` (``count``: mode ``count``, else ``major``) as (n, 15, 15) grids."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty((n, 15, 15), dtype=xp.uint8)
+    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.zeros(n, dtype=bool)
+    if n:
+        _kernel("cell_summary")((n,), (max(block_threads(H * W), 256),),
+                                (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                 np.int32(bool(count)), out, oh, ow, valid))
+    return Padded(out, oh, ow, valid)
+
+
+_RAY_SOURCES = {"down": 0, "up": 1, "left": 2, "right": 3}  # carries: from above, below, right, left
+
+
+def rays(xp, g, directions):
+    """``lines.rays`` with the rays of ``directions`` (in the order of priority) on a stack."""
+    dirs = sum(_RAY_SOURCES[d] << (2 * j) for j, d in enumerate(directions))
+    return _line_draw(xp, g, False, dirs=dirs, count=len(directions))
+
+
+_MIRRORS = {"lr": 0, "ud": 1, "rot180": 2, "diag": 3, "all": 4}
+
+
+def symmetrize(xp, g, h, w, kind: str):
+    """The cells of ``regions.symmetrize`` on a zero-padded stack with real sides ``h``, ``w``."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = _cell_launch(g.size)
+        _kernel("symmetrize")(grid, block, (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                            np.int32(_MIRRORS[kind]), out, np.int64(g.size)))
+    return out

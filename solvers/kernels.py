@@ -2,11 +2,11 @@
 
 The DSL is written once in array calls (NumPy or CuPy). Measured on an H100 on a real depth-3
 search block (``benchmarks/primitive_costs.py``), a few steps cost far more on the GPU than their
-work: scans along the lines of a grid (gravity, rays, lines between pixels) ran as sorts and
-log-step scans over int64 temporaries, and objects as CuPy's general-purpose labelling followed by
-sorts over every object cell.
-Here each of those is one small kernel: a thread per line of a grid, or a thread block per grid
-working in shared memory. The search's own steps have kernels for the same reason: moving grids
+work: gravity ran as sorts over int64 temporaries, objects as CuPy's general-purpose labelling
+followed by sorts over every object cell, colour counts as a bincount over int64 keys.
+Here each of those is one small kernel: a thread per line of a grid, a warp or a thread block per
+grid working in shared memory. (Whole primitives fused into one kernel each are in
+:mod:`solvers.fused`.) The search's own steps have kernels for the same reason: moving grids
 between the flat and the padded layouts (``copy_rows``: the array calls built several int64
 indices per cell), comparing grids with their train outputs (``match_cells``) and mixing hashes
 (one fused kernel instead of nine elementwise launches); and the coordinate-map gather that many
@@ -25,24 +25,6 @@ import os
 import numpy as np
 
 _SOURCE = r"""
-// One thread per line (a column for axis 1, a row for axis 2) of every grid of an (n, H, W) stack.
-extern "C" __global__ void line_carry(const unsigned char* g, unsigned char* out, long long n,
-                                      int H, int W, int axis, int reverse, int inclusive) {
-    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    int lines = axis == 1 ? W : H, len = axis == 1 ? H : W, step = axis == 1 ? W : 1;
-    if (t >= n * lines) return;
-    long long i = t / lines;
-    int j = (int)(t % lines);
-    long long base = i * H * W + (axis == 1 ? j : (long long)j * W);
-    unsigned char carry = 0;
-    for (int k = 0; k < len; ++k) {
-        long long at = base + (long long)(reverse ? len - 1 - k : k) * step;
-        unsigned char v = g[at];
-        if (inclusive) { if (v) carry = v; out[at] = carry; }
-        else { out[at] = carry; if (v) carry = v; }
-    }
-}
-
 // Gravity: in every real line, the non-zero cells in order, moved to its end (to_end) or start.
 extern "C" __global__ void line_compact(const unsigned char* g, unsigned char* out, long long n,
                                         int H, int W, const long long* h, const long long* w,
@@ -68,33 +50,47 @@ extern "C" __global__ void line_compact(const unsigned char* g, unsigned char* o
     for (int k = real_len; k < len; ++k) out[base + (long long)k * step] = g[base + (long long)k * step];
 }
 
-// One block per grid: background cells (0) that reach the grid's border through background
-// (4-connected); ``inner`` is 1 on the background cells that do not.
+// One block of 64 threads per grid: background cells (0) that reach the grid's border through
+// background (4-connected); ``inner`` is 1 on the background cells that do not. A background frame
+// around the grid starts out reached; then threads 0-31 sweep the rows and threads 32-63 the
+// columns of the framed grid, each both ways, until nothing changes: a sweep carries the reach
+// along a whole line, so the rounds number the turns of the longest path, not its length.
+// (Sweeps of rows and columns read each other's marks as they go: marks only ever get set, and a
+// round in which no thread set one is a fixed point.)
 extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned char* inner,
                                                int H, int W) {
     __shared__ unsigned char open_[1024];
     __shared__ unsigned char reach[1024];
     int FH = H + 2, FW = W + 2, cells = FH * FW, t = threadIdx.x;
     long long i = blockIdx.x;
-    int y = t / FW, x = t % FW;
-    bool active = t < cells;
-    bool frame = active && (y == 0 || x == 0 || y == FH - 1 || x == FW - 1);
-    unsigned char v = 0;
-    if (active && !frame) v = g[i * H * W + (long long)(y - 1) * W + (x - 1)];
-    if (active) { open_[t] = frame || v == 0; reach[t] = frame; }
+    for (int k = t; k < cells; k += blockDim.x) {
+        int y = k / FW, x = k % FW;
+        bool frame = y == 0 || x == 0 || y == FH - 1 || x == FW - 1;
+        open_[k] = frame || g[i * H * W + (long long)(y - 1) * W + (x - 1)] == 0;
+        reach[k] = frame;
+    }
     __syncthreads();
     while (true) {
         int changed = 0;
-        if (active && open_[t] && !reach[t]) {
-            if ((y > 0 && reach[t - FW]) || (y < FH - 1 && reach[t + FW]) ||
-                (x > 0 && reach[t - 1]) || (x < FW - 1 && reach[t + 1])) {
-                reach[t] = 1;
-                changed = 1;
-            }
+        if (t < FH) {
+            int base = t * FW;
+            for (int x = 1; x < FW; ++x)
+                if (open_[base + x] && !reach[base + x] && reach[base + x - 1]) { reach[base + x] = 1; changed = 1; }
+            for (int x = FW - 2; x >= 0; --x)
+                if (open_[base + x] && !reach[base + x] && reach[base + x + 1]) { reach[base + x] = 1; changed = 1; }
+        } else if (t >= 32 && t - 32 < FW) {
+            int x = t - 32;
+            for (int y = 1; y < FH; ++y)
+                if (open_[y * FW + x] && !reach[y * FW + x] && reach[(y - 1) * FW + x]) { reach[y * FW + x] = 1; changed = 1; }
+            for (int y = FH - 2; y >= 0; --y)
+                if (open_[y * FW + x] && !reach[y * FW + x] && reach[(y + 1) * FW + x]) { reach[y * FW + x] = 1; changed = 1; }
         }
         if (!__syncthreads_or(changed)) break;
     }
-    if (active && !frame) inner[i * H * W + (long long)(y - 1) * W + (x - 1)] = v == 0 && !reach[t];
+    for (int k = t; k < H * W; k += blockDim.x) {
+        int at = (k / W + 1) * FW + k % W + 1;
+        inner[i * H * W + k] = open_[at] && !reach[at];
+    }
 }
 
 // One block per grid of an (n, H, W) uint8 stack: each non-zero cell gets the flat index (in its
@@ -258,6 +254,48 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
     }
 }
 
+// Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
+// its cells in 6-bit fields (at most 29 cells a lane for 900-cell grids), colours 0-4 in lo and
+// 5-9 in hi, then the warp sums each colour's fields.
+extern "C" __global__ void colour_counts(const unsigned char* g, long long m, int cells, long long* out) {
+    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gi >= m) return;  // the whole warp: all its lanes share gi
+    const unsigned char* a = g + gi * cells;
+    unsigned int lo = 0, hi = 0;
+    for (int k = lane; k < cells; k += 32) {
+        unsigned int v = a[k];
+        if (v < 5) lo += 1u << (6 * v); else hi += 1u << (6 * (v - 5));
+    }
+    for (int c = 0; c < 10; ++c) {
+        int count = ((c < 5 ? lo : hi) >> (6 * (c % 5))) & 63;
+        for (int off = 16; off > 0; off >>= 1) count += __shfl_down_sync(0xffffffffu, count, off);
+        if (lane == 0) out[gi * 10 + c] = count;
+    }
+}
+
+// ragged.remap: a thread per cell of the (n, rows, cols) output. Sources and sides are int64
+// arrays read through strides (in elements; 0 along broadcast axes).
+extern "C" __global__ void remap(const unsigned char* g, int H, int W, long long n, int rows, int cols,
+                                 const long long* sr, long long sr0, long long sr1, long long sr2,
+                                 const long long* sc, long long sc0, long long sc1, long long sc2,
+                                 const long long* oh, long long oh0, const long long* ow, long long ow0,
+                                 unsigned char* out) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    int per = rows * cols;
+    if (t >= n * per) return;
+    long long i = t / per;
+    int k = (int)(t - i * per), r = k / cols, c = k - r * cols;
+    unsigned char o = 0;
+    if (r < oh[i * oh0] && c < ow[i * ow0]) {
+        long long a = sr[i * sr0 + r * sr1 + c * sr2], b = sc[i * sc0 + r * sc1 + c * sc2];
+        a = a < 0 ? 0 : (a > H - 1 ? H - 1 : a);
+        b = b < 0 ? 0 : (b > W - 1 ? W - 1 : b);
+        o = g[(i * H + a) * W + b];
+    }
+    out[t] = o;
+}
+
 // Shift agreements (repair._agreements): one block per grid of an (n, H, W) stack, a thread per
 // shift (dy, dx): whether every pair of non-zero cells (i, j), (i + dy, j + dx) has one colour.
 extern "C" __global__ void shift_agreements(const unsigned char* g, int H, int W, const long long* h,
@@ -322,34 +360,27 @@ def _elementwise(name: str):
     return cupy.ElementwiseKernel(params, out, body, "arcbatt_" + name, preamble=_SPLITMIX)
 
 
-@functools.lru_cache(maxsize=None)
-def _remap_kernel():
-    import cupy
-
-    return cupy.ElementwiseKernel(
-        "raw uint8 g, int64 sr, int64 sc, int64 r, int64 c, int64 oh, int64 ow, int64 grid, int64 H, int64 W",
-        "uint8 out",
-        """if (r < oh && c < ow) {
-               long long a = sr < 0 ? 0 : (sr > H - 1 ? H - 1 : sr);
-               long long b = sc < 0 ? 0 : (sc > W - 1 ? W - 1 : sc);
-               out = g[(grid * H + a) * W + b];
-           } else {
-               out = 0;
-           }""",
-        "arcbatt_remap")
-
-
 def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
     """The gather of ``ragged.remap`` in one kernel: ``out[i, r, c] = g[i, src_r, src_c]`` (sources
     clipped into the stack) inside each grid's ``out_h`` x ``out_w`` box, 0 outside. ``R``, ``C``
-    are the output's row and column index grids; the sources broadcast against them, so no
-    per-cell index array is built."""
+    are the output's row and column index grids (they give its shape); the sources and sides
+    broadcast against it and are read through their strides, so no per-cell index array is built
+    and each cell costs one division to find its grid, row and column."""
+    g = xp.ascontiguousarray(g)
     n, H, W = g.shape
-    flat = xp.ascontiguousarray(g).reshape(-1)
-    grid = xp.arange(n, dtype=xp.int64)[:, None, None]
-    sides = [xp.broadcast_to(xp.asarray(v, dtype=xp.int64), (n,))[:, None, None] for v in (out_h, out_w)]
-    coords = [xp.asarray(v, dtype=xp.int64) for v in (src_r, src_c, R, C)]
-    return _remap_kernel()(flat, *coords, *sides, grid, np.int64(H), np.int64(W))
+    rows, cols = int(R.shape[1]), int(C.shape[2])
+    out = xp.empty((n, rows, cols), dtype=g.dtype)
+    if out.size == 0:
+        return out
+    args = []
+    for v, shape in ((src_r, (n, rows, cols)), (src_c, (n, rows, cols)), (out_h, (n,)), (out_w, (n,))):
+        v = xp.broadcast_to(xp.asarray(v, dtype=xp.int64), shape)
+        args.append(v)
+        args.extend(np.int64(st // 8) for st in v.strides)
+    grid, block = _line_launch(out.size, 1)
+    _kernel("remap")(grid, block, (g, np.int32(H), np.int32(W), np.int64(n), np.int32(rows), np.int32(cols),
+                                   *args, out))
+    return out
 
 
 def splitmix64(xp, v):
@@ -370,6 +401,20 @@ def hash_grids(xp, arr, coef, mix, shape_key):
     return out
 
 
+def colour_counts(xp, g):
+    """``batch.colour_counts`` in one kernel: (n, 10) int64 counts of each colour per grid."""
+    g = xp.ascontiguousarray(g)
+    n = g.shape[0]
+    cells = g.size // n if n else 0
+    if cells > 2016:  # 6-bit fields per lane hold 63 cells
+        raise ValueError(f"grids up to 2016 cells, got {cells}")
+    out = xp.zeros((n, 10), dtype=xp.int64)
+    if n and cells:
+        _kernel("colour_counts")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                 (g, np.int64(n), np.int32(cells), out))
+    return out
+
+
 def shift_agreements(xp, g, h, w, dys: range, dxs: range):
     """``repair._agreements`` in one kernel: (n, len(dys), len(dxs)) bool."""
     g = xp.ascontiguousarray(g)
@@ -387,20 +432,6 @@ def shift_agreements(xp, g, h, w, dys: range, dxs: range):
 def _line_launch(n: int, lines: int):
     total = n * lines
     return ((total + _THREADS - 1) // _THREADS,), (_THREADS,)
-
-
-def line_carry(xp, g, axis: int, reverse: bool, inclusive: bool):
-    """For each cell of the uint8 stack ``g`` (n, H, W): the last non-zero value met scanning its
-    line along ``axis`` (1: down the columns, 2: along the rows; ``reverse``: the other way), up to
-    and including the cell (``inclusive``) or strictly before it; 0 where there is none."""
-    g = xp.ascontiguousarray(g)
-    n, H, W = g.shape
-    out = xp.empty_like(g)
-    if g.size:
-        grid, block = _line_launch(n, W if axis == 1 else H)
-        _kernel("line_carry")(grid, block, (g, out, np.int64(n), np.int32(H), np.int32(W), np.int32(axis),
-                                            np.int32(bool(reverse)), np.int32(bool(inclusive))))
-    return out
 
 
 def line_compact(xp, g, h, w, axis: int, to_end: bool):
@@ -425,7 +456,9 @@ def enclosed_background(xp, g):
     n, H, W = g.shape
     inner = xp.zeros(g.shape, dtype=xp.uint8)
     if n and H and W:
-        _kernel("enclosed_background")((n,), (block_threads((H + 2) * (W + 2)),),
+        if H > 30 or W > 30:  # a thread per line of the framed grid, 32 of each
+            raise ValueError(f"grids up to 30x30, got {H}x{W}")
+        _kernel("enclosed_background")((n,), (64,),
                                        (g, inner, np.int32(H), np.int32(W)))
     return inner.view(xp.bool_)
 

@@ -36,8 +36,7 @@ def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -
     if valid is not None:
         ok = ok & valid
     if kernels.enabled(xp) and g.dtype == xp.uint8:
-        out = kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c)
-        return Padded(xp.broadcast_to(out, (n, rows, cols)), out_h, out_w, ok)
+        return Padded(kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c), out_h, out_w, ok)
     inside = (R < per_grid(out_h)) & (C < per_grid(out_w))
     sr = xp.clip(xp.broadcast_to(src_r, (n, rows, cols)), 0, H - 1)
     sc = xp.clip(xp.broadcast_to(src_c, (n, rows, cols)), 0, W - 1)

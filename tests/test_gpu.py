@@ -99,8 +99,8 @@ def test_kernels_match_their_array_call_versions(density):
     """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
     from solvers import kernels
-    from solvers.primitives.draw import _nearest_before, fill_bbox
-    from solvers.primitives.lines import _SCAN, _as_down, _ray_down
+    from solvers.batch import colour_counts
+    from solvers.primitives.draw import fill_bbox
     from solvers.primitives.objects import label_objects
     from solvers.primitives.regions import enclosed_background
     from solvers.primitives.repair import _agreements
@@ -121,6 +121,7 @@ def test_kernels_match_their_array_call_versions(density):
                 assert want[2][0] == got[2][0]
                 assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
         assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
+        assert np.array_equal(cupy.asnumpy(kernels.colour_counts(cupy, dg)), colour_counts(np, g))
         # Shift agreements on the stack, on wallpapers with holes, with real sides below the stack's.
         hh = rng.integers(1, h + 1, 50)
         ww = rng.integers(1, w + 1, 50)
@@ -135,12 +136,6 @@ def test_kernels_match_their_array_call_versions(density):
                 assert np.array_equal(cupy.asnumpy(got), want), (h, w, dys, dxs)
         labels, _, _, first = kernels.label_objects(cupy, dg, 8, True)
         assert np.array_equal(cupy.asnumpy(kernels.fill_boxes(cupy, dg, labels, first)), fill_bbox(np, g))
-        for d, (axis, reverse) in _SCAN.items():
-            want = _as_down(np, g, d, _ray_down)
-            assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, reverse, True)), want), d
-        for axis in (1, 2):
-            want = _nearest_before(np, g, axis)
-            assert np.array_equal(cupy.asnumpy(kernels.line_carry(cupy, dg, axis, False, False)), want)
 
 
 def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
@@ -218,7 +213,7 @@ def _structured_stack(rng, n: int, H: int, W: int):
     hs, ws = rng.integers(max(1, H // 2), H + 1, n), rng.integers(max(1, W // 2), W + 1, n)
     for i in range(n):
         h, w = int(hs[i]), int(ws[i])
-        kind = i % 4
+        kind = i % 5
         if kind == 0:  # symmetric picture, noise patch of a colour not in it
             cut = 2 if min(h, w) >= 8 and rng.random() < 0.5 else 0
             base = rng.integers(1, 6, (h + cut, w + cut)).astype(np.uint8)
@@ -234,39 +229,54 @@ def _structured_stack(rng, n: int, H: int, W: int):
         elif kind == 2:  # repeated rows and columns
             small = rng.integers(0, 4, (rng.integers(1, h + 1), rng.integers(1, w + 1)))
             g = small[np.sort(rng.integers(0, small.shape[0], h))][:, np.sort(rng.integers(0, small.shape[1], w))]
-        else:  # objects
+        elif kind == 3:  # objects
             g = rng.integers(1, 4, (h, w)) * (rng.random((h, w)) < rng.choice([0.1, 0.3, 0.6]))
+        else:  # parts divided by separator lines of one colour
+            g = rng.integers(0, 5, (h, w)) * (rng.random((h, w)) < 0.5)
+            g[rng.integers(0, 3)::rng.integers(2, 5)] = 5
+            g[:, rng.integers(0, 3)::rng.integers(2, 5)] = 5
         arr[i, :h, :w] = g
     return arr, hs.astype(np.int64), ws.astype(np.int64)
 
 
 FUSED = ("repair_symmetry", "largest_object", "smallest_object", "keep_largest_object",
          "remove_largest_object", "rarest_color_object", "fill_enclosed", "crop_period", "connect",
-         "halo", "overlay_halves", "dedup_lines", "mark_hollow")
+         "halo", "overlay_halves", "dedup_lines", "compress", "mark_hollow", "cell_summary", "rays", "symmetrize",
+         "crop_content", "complete_period",
+         # colour counts (a kernel, shared per stack)
+         "keep_majority_color", "keep_minority_color", "invert", "majority_cell", "colour_column",
+         "upscale_by_colours", "fractal_by_major", "crop_minority")
 
 
-@pytest.mark.parametrize("shape", [(5, 5), (9, 13), (16, 16), (30, 30)])
-def test_fused_primitive_kernels_identical_on_structured_grids(shape):
+def test_fused_primitive_kernels_identical_on_structured_grids():
     """The primitives with a fused kernel (solvers.fused) on padded stacks of grids they change
-    (symmetric pictures under noise, wallpapers, repeated lines, objects), NumPy against CuPy;
-    each must give results for some grids, so that the comparison is not vacuous."""
+    (symmetric pictures under noise, wallpapers, repeated lines, objects, parts between separator
+    lines), NumPy against CuPy, inside one stack-cache scope as the search runs them; each must
+    change or give results for some grids, so that the comparison is not vacuous."""
+    from solvers import stack_cache
     from solvers.registry import transforms
 
-    rng = np.random.default_rng(shape[0] * 31 + shape[1])
-    arr, h, w = _structured_stack(rng, 200, *shape)
-    darr, dh, dw = cupy.asarray(arr), cupy.asarray(h), cupy.asarray(w)
-    for t in transforms():
-        if t.name not in FUSED:
-            continue
-        cpu = t.padded(np, arr, h, w)
-        gpu = t.padded(cupy, darr, dh, dw)
-        if t.primitive.pad == "inplace":
-            cpu, gpu = np.asarray(cpu), cupy.asnumpy(gpu)
-            assert np.array_equal(cpu, gpu), str(t)
-            assert not np.array_equal(cpu, arr) or t.name == "mark_hollow", f"{t} changed nothing"
-            continue
-        cpu, gpu = _parts_host(np, cpu, len(arr)), _parts_host(cupy, gpu, len(arr))
-        assert cpu.keys() == gpu.keys(), str(t)
-        assert len(cpu) >= 3, f"{t}: only {len(cpu)} results"
-        for i in cpu:
-            assert np.array_equal(cpu[i], gpu[i]), f"{t} grid {i}"
+    effect = {}
+    for shape in [(5, 5), (9, 13), (16, 16), (30, 30)]:
+        rng = np.random.default_rng(shape[0] * 31 + shape[1])
+        arr, h, w = _structured_stack(rng, 200, *shape)
+        darr, dh, dw = cupy.asarray(arr), cupy.asarray(h), cupy.asarray(w)
+        for t in transforms():
+            if t.name not in FUSED:
+                continue
+            with stack_cache.scope():
+                cpu = t.padded(np, arr, h, w)
+            with stack_cache.scope():
+                gpu = t.padded(cupy, darr, dh, dw)
+            if t.primitive.pad == "inplace":
+                cpu, gpu = np.asarray(cpu), cupy.asnumpy(gpu)
+                assert np.array_equal(cpu, gpu), f"{t} {shape}"
+                effect[str(t)] = effect.get(str(t), 0) + int((cpu != arr).any(axis=(1, 2)).sum())
+                continue
+            cpu, gpu = _parts_host(np, cpu, len(arr)), _parts_host(cupy, gpu, len(arr))
+            assert cpu.keys() == gpu.keys(), f"{t} {shape}"
+            for i in cpu:
+                assert np.array_equal(cpu[i], gpu[i]), f"{t} {shape} grid {i}"
+            effect[str(t)] = effect.get(str(t), 0) + len(cpu)
+    assert {t for t, count in effect.items() if count < 3} == set()
+    assert {t.name for t in transforms() if str(t) in effect} == set(FUSED)

@@ -1,6 +1,7 @@
 """Grids divided into cells by separator lines (full rows and columns of one colour)."""
 from __future__ import annotations
 
+from solvers import fused, kernels
 from solvers.batch import Padded
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
@@ -60,6 +61,8 @@ def cell_summary(xp, g, h, w, mode):
     cells that are neither 0 nor of the separator colour (capped at 9). Grids with fewer than two
     parts give no result.
     """
+    if kernels.enabled(xp):
+        return fused.cell_summary(xp, g, h, w, mode == "count")
     rid, cid, R, C, s = split_cells(xp, g, h, w)
     ok = xp.nonzero(R * C >= 2)[0]
     if ok.shape[0] == 0:

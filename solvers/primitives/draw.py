@@ -28,13 +28,9 @@ def _nearest_before(xp, g, axis):
 
 def _between(xp, g, axis):
     """Colour of the two nearest non-zero cells on either side along ``axis`` where they agree."""
-    if kernels.enabled(xp):
-        before = kernels.line_carry(xp, g, axis, reverse=False, inclusive=False)
-        after = kernels.line_carry(xp, g, axis, reverse=True, inclusive=False)
-    else:
-        before = _nearest_before(xp, g, axis)
-        flip = (slice(None),) * axis + (slice(None, None, -1),)
-        after = _nearest_before(xp, g[flip], axis)[flip]
+    before = _nearest_before(xp, g, axis)
+    flip = (slice(None),) * axis + (slice(None, None, -1),)
+    after = _nearest_before(xp, g[flip], axis)[flip]
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 

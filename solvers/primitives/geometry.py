@@ -5,7 +5,7 @@ each rigid transform is a coordinate map read with one gather.
 """
 from __future__ import annotations
 
-from solvers.batch import bounding_boxes, colour_counts, crop_boxes
+from solvers.batch import colour_counts, crop_to_mask
 from solvers.ragged import coords, per_grid, real_mask, remap
 from solvers.registry import primitive
 
@@ -64,8 +64,7 @@ def antitranspose(xp, g, h, w):
 @primitive(pad="crop")
 def crop_content(xp, g):
     """Crop to the bounding box of the non-zero cells (dropped when there are none)."""
-    top, left, hh, ww, has = bounding_boxes(xp, g != 0)
-    return crop_boxes(xp, g, top, left, hh, ww, has)
+    return crop_to_mask(xp, g, g != 0)
 
 
 @primitive(layout="padded")
@@ -74,5 +73,4 @@ def crop_minority(xp, g, h, w):
     counts = colour_counts(xp, g)
     counts[:, 0] -= g.shape[1] * g.shape[2] - h * w  # padding is not part of the grid
     major = counts.argmax(axis=1).astype(g.dtype)
-    top, left, hh, ww, has = bounding_boxes(xp, (g != per_grid(major)) & real_mask(xp, g, h, w))
-    return crop_boxes(xp, g, top, left, hh, ww, has)
+    return crop_to_mask(xp, g, (g != per_grid(major)) & real_mask(xp, g, h, w))

@@ -1,15 +1,13 @@
 """Movement and lines: gravity and rays drawn from pixels, as scans along one axis of the stack."""
 from __future__ import annotations
 
-from solvers import kernels
+from solvers import fused, kernels
 from solvers.registry import primitive
 from solvers.ragged import real_mask, same_shape
 from solvers.xp import cummax, stable_argsort
 
 # Each direction is computed as "towards the bottom" on a rotated view, then rotated back.
 _TO_DOWN = {"down": 0, "left": 1, "up": 2, "right": 3}
-# The same scans as (axis, reverse) for the line kernels: "down" scans each column top to bottom.
-_SCAN = {"down": (1, False), "up": (1, True), "left": (2, True), "right": (2, False)}
 
 
 def _as_down(xp, g, direction, fn):
@@ -52,11 +50,10 @@ def rays(xp, g, direction):
     lines cross, the line drawn first (in the order down, up, left, right) wins.
     """
     dirs = {"lr": ("left", "right"), "ud": ("down", "up"), "all": ("down", "up", "left", "right")}
+    if kernels.enabled(xp):
+        return fused.rays(xp, g, dirs.get(direction, (direction,)))
     out = None
     for d in dirs.get(direction, (direction,)):
-        if kernels.enabled(xp):
-            ray = kernels.line_carry(xp, g, *_SCAN[d], inclusive=True)
-        else:
-            ray = _as_down(xp, g, d, _ray_down)
+        ray = _as_down(xp, g, d, _ray_down)
         out = ray if out is None else xp.where(out == 0, ray, out)
     return out

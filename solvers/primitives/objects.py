@@ -5,45 +5,16 @@ never connects across grids, so a batch costs one C/CUDA call per colour, not on
 """
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
-from solvers.batch import bounding_boxes, colour_counts, crop_boxes
 from solvers import fused, kernels
+from solvers.batch import bounding_boxes, colour_counts, crop_boxes
 from solvers.registry import primitive
-from solvers.xp import data_address, ndimage, repeat_index
+from solvers.stack_cache import per_stack
+from solvers.xp import ndimage, repeat_index
 
 CONNECTIVITY = {4: ((0, 1, 0), (1, 1, 1), (0, 1, 0)), 8: ((1, 1, 1), (1, 1, 1), (1, 1, 1))}
 OBJECT_KINDS = tuple((conn, by_colour) for by_colour in (True, False) for conn in (4, 8))
-
-
-# Labellings made inside a :func:`shared_labelling` scope, by stack and kind (None: no scope).
-_SHARED: dict | None = None
-
-
-@contextlib.contextmanager
-def shared_labelling():
-    """Within this scope, labelling the same stack with the same kind again reuses the first result
-    (as does every analysis made through :func:`per_stack`, such as the enclosed background).
-
-    About 18 transforms label objects, with only four kinds (connectivity, by colour); the search
-    applies them all to the same size-bucket stacks of a block, so it opens one scope per block.
-    Stacks labelled inside the scope must not change while it lasts (the search's never do); the
-    scope holds a reference to each, so no other array can take its memory meanwhile.
-    """
-    global _SHARED
-    outer, _SHARED = _SHARED, {}
-    try:
-        yield
-    finally:
-        _SHARED = outer
-
-
-def forget_shared_labelling() -> None:
-    """Drop the labellings kept by the current scope (to free memory, e.g. after out-of-memory)."""
-    if _SHARED is not None:
-        _SHARED.clear()
 
 
 def label_objects(xp, g, conn: int, by_colour: bool):
@@ -53,20 +24,9 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     promised order), and indexed by label: ``owner`` (which grid it belongs to), ``sizes`` (cells;
     entry 0: background cells) and ``first`` (flat position in the stack of its first cell in
     reading order, for tie-breaking). Callers must not modify the returned arrays (see
-    :func:`shared_labelling`).
+    :mod:`solvers.stack_cache`).
     """
     return per_stack(g, ("objects", conn, bool(by_colour)), lambda: _label_objects(xp, g, conn, by_colour))
-
-
-def per_stack(g, kind: tuple, compute):
-    """``compute()``, made once per stack ``g`` and ``kind`` inside a :func:`shared_labelling`
-    scope (every call outside one computes). Callers must not modify what it returns."""
-    if _SHARED is None:
-        return compute()
-    key = (data_address(g), g.shape, g.strides, g.dtype.str) + kind
-    if key not in _SHARED:
-        _SHARED[key] = (g, compute())
-    return _SHARED[key][1]
 
 
 def _label_objects(xp, g, conn: int, by_colour: bool):

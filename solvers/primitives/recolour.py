@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.regions import enclosed_background
 from solvers.registry import primitive
@@ -78,8 +79,10 @@ def mark_hollow(xp, g):
     Objects are 8-connected and of one colour; an object encloses background when it touches
     (4 neighbours) a background cell cut off from the border. Other objects keep their colour.
     """
-    labels, _, _, _ = label_objects(xp, g, 8, True)
+    labels, _, _, first = label_objects(xp, g, 8, True)
     hole = enclosed_background(xp, g)
+    if kernels.enabled(xp):
+        return fused.mark_hollow(xp, g, labels, first, hole)
     touch = xp.zeros(int(labels.max()) + 1 if labels.size else 1, dtype=bool)
     for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
         touch[shifted(xp, labels, dy, dx)[hole]] = True

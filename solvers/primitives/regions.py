@@ -6,9 +6,9 @@ import numpy as np
 from solvers import fused, kernels
 from solvers.batch import Padded
 from solvers.primitives.colour import COLOURS
-from solvers.primitives.objects import per_stack
 from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.registry import primitive
+from solvers.stack_cache import per_stack
 from solvers.xp import ndimage
 
 
@@ -18,7 +18,7 @@ def _padded(xp, mask, value):
 
 def enclosed_background(xp, g):
     """Background cells that cannot reach the border through background (4-connected); shared by
-    the transforms of a block (see ``objects.per_stack``): callers must not modify it."""
+    the transforms of a block (see :mod:`solvers.stack_cache`): callers must not modify it."""
     return per_stack(g, ("enclosed",), lambda: _enclosed_background(xp, g))
 
 
@@ -76,9 +76,12 @@ def symmetrize(xp, g, h, w, kind):
     ``lr``/``ud``: mirror axes; ``rot180``: point symmetry; ``diag``: transpose (square grids);
     ``all``: left-right, top-bottom and point symmetry together.
     """
-    out = g
-    for mirror in (("lr", "ud", "rot180") if kind == "all" else (kind,)):
-        out = xp.where(out == 0, _mirror(xp, out, h, w, mirror), out)
+    if kernels.enabled(xp):
+        out = fused.symmetrize(xp, g, h, w, kind)
+    else:
+        out = g
+        for mirror in (("lr", "ud", "rot180") if kind == "all" else (kind,)):
+            out = xp.where(out == 0, _mirror(xp, out, h, w, mirror), out)
     res = same_shape(xp, g, h, w, out)
     if kind == "diag":
         res.valid = h == w
@@ -131,7 +134,7 @@ def _changed_rows(xp, g):
 def dedup_lines(xp, g, h, w, axis):
     """Remove rows (or columns, or both) equal to the one before them."""
     if kernels.enabled(xp):
-        return fused.dedup_lines(xp, g, h, w, axis in ("rows", "both"), axis in ("cols", "both"))
+        return fused.keep_lines(xp, g, h, w, axis in ("rows", "both"), axis in ("cols", "both"), nonzero=False)
     res = same_shape(xp, g, h, w, g)
     if axis in ("rows", "both"):
         res = keep_lines(xp, g, h, w, _changed_rows(xp, g))
@@ -146,6 +149,8 @@ def dedup_lines(xp, g, h, w, axis):
 @primitive(layout="padded")
 def compress(xp, g, h, w):
     """Remove every all-zero row and column."""
+    if kernels.enabled(xp):
+        return fused.keep_lines(xp, g, h, w, True, True, nonzero=True)
     rows = keep_lines(xp, g, h, w, (g != 0).any(axis=2))
     t = rows.arr.transpose(0, 2, 1)
     cols = transposed(keep_lines(xp, t, rows.w, rows.h, (t != 0).any(axis=2)))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import Padded, bounding_boxes, crop_boxes
+from solvers.batch import Padded, crop_to_mask
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
 
@@ -108,8 +108,7 @@ def complete_period(xp, g, h, w, crop):
     # Every real cell of a repaired grid is its class colour.
     out = xp.where(real & per_grid(good), colour, g.dtype.type(0))
     if crop:
-        top, left, hh, ww, has = bounding_boxes(xp, (sub == 0) & real)
-        res = crop_boxes(xp, out, top, left, hh, ww, has & good)
+        res = crop_to_mask(xp, out, (sub == 0) & real, good)
     else:
         res = Padded(out, gh, gw, good)
     return scatter_results(xp, g, h, w, idx, res)
@@ -208,6 +207,5 @@ def repair_symmetry(xp, g, h, w, crop):
     noise = _rows(xp, noise.reshape(n, 2 * K, H * W), pick).reshape(n, H, W)
     best = xp.where(noise, fill, g)
     if crop:
-        top, left, hh, ww, has = bounding_boxes(xp, noise & per_grid(found))
-        return crop_boxes(xp, best, top, left, hh, ww, has)
+        return crop_to_mask(xp, best, noise & per_grid(found))
     return Padded(xp.where(per_grid(found), best, g.dtype.type(0)), h, w, found)
