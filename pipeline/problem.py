@@ -204,6 +204,14 @@ class PaddedLayout:
             self._per_bucket[key] = (self.items.h[idx], self.items.w[idx])
         return self._per_bucket[key]
 
+    def grid_bases(self, bucket):
+        """Where each grid of one bucket starts in its ``(m, H, W)`` stack (cached)."""
+        key = ("bases", bucket[3])
+        if key not in self._per_bucket:
+            H, W, idx, _ = bucket
+            self._per_bucket[key] = self.items.xp.arange(int(idx.shape[0]), dtype=self.items.xp.int64) * (H * W)
+        return self._per_bucket[key]
+
     def real_mask(self, bucket):
         """True on the cells of each grid, False on its padding (cached)."""
         key = ("mask", bucket[3])

@@ -336,6 +336,8 @@ class Search:
         """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
         xp, hasher = self.xp, self.p.hasher
         lay = items.padded(self.block_cells)
+        if kernels.enabled(xp):
+            return self._apply_padded_kernels(items, lay, tr)
         results, hashes = [], []
         for bucket in lay.buckets:
             H, W, idx, _ = bucket
@@ -381,6 +383,43 @@ class Search:
         else:
             item, pos = out.cell_index_for(total)
             out.cells = buf[base[item] + (pos // w[item]) * width[item] + pos % w[item]]
+        return out, xp.concatenate(hashes)
+
+    def _apply_padded_kernels(self, items: Items, lay, tr):
+        """:meth:`_apply_padded` on a GPU: each bucket's results are copied out of their padded
+        stack and hashed in one kernel per bucket (no masking of the padding, no concatenation of
+        the buckets' results)."""
+        xp, hasher = self.xp, self.p.hasher
+        if tr.primitive.pad == "inplace":
+            cells = xp.empty(int(items.cells.shape[0]), dtype=xp.uint8)
+            hv = xp.empty(items.count, dtype=xp.uint64)
+            for bucket in lay.buckets:
+                H, W, idx, _ = bucket
+                h, w = lay.sides(bucket)
+                res = tr.padded(xp, lay.stack(bucket), h, w)
+                hv[idx] = hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, items.start[idx], h, w)
+            return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
+        # Crops: the valid grids, bucket by bucket, each read from its padded result.
+        kept = []
+        for bucket in lay.buckets:
+            H, W, idx, _ = bucket
+            res = tr.padded(xp, lay.stack(bucket), *lay.sides(bucket))
+            keep = xp.nonzero(res.valid)[0]
+            kept.append((idx[keep], keep, res, res.h[keep], res.w[keep]))
+        src = xp.concatenate([k[0] for k in kept])
+        if src.shape[0] == 0:
+            return None, None
+        h = xp.concatenate([k[3] for k in kept]).astype(xp.int64)
+        w = xp.concatenate([k[4] for k in kept]).astype(xp.int64)
+        sizes = h * w
+        out = Items(xp, xp.empty(int(sizes.sum()), dtype=xp.uint8), items.state[src], items.sample[src], h, w,
+                    xp.cumsum(sizes) - sizes)
+        hashes, at = [], 0
+        for _, keep, res, kh, kw in kept:
+            m, OH, OW = res.arr.shape
+            part = slice(at, at + int(keep.shape[0]))
+            hashes.append(hasher.copy_padded(res.arr, keep * (OH * OW), OW, out.cells, out.start[part], kh, kw))
+            at = part.stop
         return out, xp.concatenate(hashes)
 
     def _drop_solved(self, block: Block):

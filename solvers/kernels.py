@@ -254,6 +254,37 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
     }
 }
 
+// Copy and hash in one pass (search._apply_padded): one warp per grid, whose lanes take its cells
+// in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r * src_pitch in src) is
+// written to dst from dst_base[i] on (rows packed, the flat layout) and hashed as hash_grids does
+// (coef: the (30 * 30, 6) int32 coefficients of a cell by its row and column; cells outside the
+// grid count as 0 without being read).
+extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long long* src_base, int src_pitch,
+                                          unsigned char* dst, const long long* dst_base, const long long* h,
+                                          const long long* w, long long n, const int* coef,
+                                          const unsigned long long* mix, unsigned long long* out) {
+    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gi >= n) return;  // the whole warp: all its lanes share gi
+    int hi = (int)h[gi], wi = (int)w[gi];
+    const unsigned char* s = src + src_base[gi];
+    unsigned char* d = dst + dst_base[gi];
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int k = lane; k < hi * wi; k += 32) {
+        int r = k / wi, c = k - r * wi;
+        unsigned int v = s[r * src_pitch + c];
+        d[k] = (unsigned char)v;
+        if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
+    }
+    for (int j = 0; j < 6; ++j)
+        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
+    if (lane == 0) {
+        unsigned long long sum = 0;
+        for (int j = 0; j < 6; ++j) sum += (unsigned long long)p[j] * mix[j];
+        out[gi] = splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
+    }
+}
+
 // Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
 // its cells in 6-bit fields (at most 29 cells a lane for 900-cell grids), colours 0-4 in lo and
 // 5-9 in hi, then the warp sums each colour's fields.
@@ -512,6 +543,21 @@ def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> N
             for a in (src_base, src_pitch, dst_base, dst_pitch, h, w)]
     grid, block = _line_launch(n, 30)
     _kernel("copy_rows")(grid, block, (src, dst, np.int64(n), *args))
+
+
+def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef, mix):
+    """Copy grid ``i`` (``h[i]`` x ``w[i]``; row r at ``src_base[i] + r * src_pitch`` in ``src``)
+    to ``dst`` from ``dst_base[i]`` on, rows packed, and return the ``GridHasher`` hashes of the
+    copied grids (``coef``: the 30 x 30 grid's (900, 6) int32 coefficients). One pass instead of
+    masking the padding, hashing the padded stack and gathering."""
+    n = int(h.shape[0])
+    out = xp.empty(n, dtype=xp.uint64)
+    if n:
+        args = [xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64)) for a in (src_base, dst_base, h, w)]
+        _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                  (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
+                                   args[3], np.int64(n), coef, mix, out))
+    return out
 
 
 def match_cells(xp, cells, start, size, target_start, target, slot, num_slots: int):

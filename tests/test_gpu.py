@@ -168,6 +168,22 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
         assert np.array_equal(got, want)
     monkeypatch.setenv("ARCBATT_NO_KERNELS", "0")
 
+    # Copying grids out of padded stacks and hashing them in one pass (copy_hash_rows), with
+    # noise in the padding, against hashing the zero-padded stacks and the cells laid out as items.
+    from pipeline.hashing import GridHasher
+
+    hasher = GridHasher(cupy, 3)
+    lay = PaddedLayout(gpu)
+    copied = cupy.zeros(gpu.cells.shape[0], dtype=cupy.uint8)
+    for bucket in lay.buckets:
+        H, W, idx, _ = bucket
+        hb, wb = lay.sides(bucket)
+        stack = lay.stack(bucket)
+        noisy = cupy.where(lay.real_mask(bucket), stack, cupy.uint8(7))
+        got = hasher.copy_padded(noisy, lay.grid_bases(bucket), W, copied, gpu.start[idx], hb, wb)
+        assert np.array_equal(cupy.asnumpy(got), cupy.asnumpy(hasher.padded(stack, hb, wb)))
+    assert np.array_equal(cupy.asnumpy(copied), cupy.asnumpy(gpu.cells))
+
     # Each grid against a random target of its size; half the grids count into 5 histogram slots.
     targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
     target_start = np.cumsum(sizes) - sizes
