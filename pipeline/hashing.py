@@ -85,7 +85,8 @@ class GridHasher:
     def copy_padded(self, src, src_base, src_pitch: int, dst, dst_base, h, w):
         """GPU kernels only: copy grid ``i`` (``h[i]`` x ``w[i]``, row r at ``src_base[i] + r *
         src_pitch`` of the flat buffer ``src``) into ``dst`` from ``dst_base[i]`` on, rows packed,
-        and return the hashes :meth:`padded` gives for it; cells outside the grids are ignored."""
+        and return the hashes :meth:`padded` gives for it; cells outside the grids are ignored.
+        ``src_pitch`` 0: rows packed (the flat layout); ``dst`` None: hash only."""
         return kernels.copy_hash_rows(self.xp, src, src_base, src_pitch, dst, dst_base, h, w,
                                       self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
 

@@ -262,6 +262,12 @@ class Search:
         xp = self.xp
         K = int(luts.shape[0])
         cells = luts[:, items.cells]
+        if kernels.enabled(xp):  # hash the mapped cells where they lie: one kernel for all K
+            C = int(items.cells.shape[0])
+            base = (xp.arange(K, dtype=xp.int64) * C)[:, None] + items.start[None, :]
+            hashes = self.p.hasher.copy_padded(cells, base.reshape(-1), 0, None, None, xp.tile(items.h, K),
+                                               xp.tile(items.w, K))
+            return cells, hashes.reshape(K, items.count)
         hashes = xp.empty((K, items.count), dtype=xp.uint64)
         if self.bucket_all:
             lay = items.padded(self.block_cells)

@@ -255,10 +255,10 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
 }
 
 // Copy and hash in one pass (search._apply_padded): one warp per grid, whose lanes take its cells
-// in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r * src_pitch in src) is
-// written to dst from dst_base[i] on (rows packed, the flat layout) and hashed as hash_grids does
-// (coef: the (30 * 30, 6) int32 coefficients of a cell by its row and column; cells outside the
-// grid count as 0 without being read).
+// in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r * src_pitch in src, or
+// rows packed when src_pitch is 0) is written to dst (unless it is null) from dst_base[i] on, rows
+// packed (the flat layout), and hashed as hash_grids does (coef: the (30 * 30, 6) int32
+// coefficients of a cell by its row and column; cells outside the grid count as 0 unread).
 extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long long* src_base, int src_pitch,
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
@@ -268,12 +268,12 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
     if (gi >= n) return;  // the whole warp: all its lanes share gi
     int hi = (int)h[gi], wi = (int)w[gi];
     const unsigned char* s = src + src_base[gi];
-    unsigned char* d = dst + dst_base[gi];
+    unsigned char* d = dst ? dst + dst_base[gi] : dst;
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
     for (int k = lane; k < hi * wi; k += 32) {
         int r = k / wi, c = k - r * wi;
-        unsigned int v = s[r * src_pitch + c];
-        d[k] = (unsigned char)v;
+        unsigned int v = s[src_pitch ? r * src_pitch + c : k];
+        if (dst) d[k] = (unsigned char)v;
         if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
     }
     for (int j = 0; j < 6; ++j)
@@ -546,13 +546,16 @@ def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> N
 
 
 def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef, mix):
-    """Copy grid ``i`` (``h[i]`` x ``w[i]``; row r at ``src_base[i] + r * src_pitch`` in ``src``)
-    to ``dst`` from ``dst_base[i]`` on, rows packed, and return the ``GridHasher`` hashes of the
-    copied grids (``coef``: the 30 x 30 grid's (900, 6) int32 coefficients). One pass instead of
-    masking the padding, hashing the padded stack and gathering."""
+    """Copy grid ``i`` (``h[i]`` x ``w[i]``; row r at ``src_base[i] + r * src_pitch`` in ``src``,
+    rows packed when ``src_pitch`` is 0) to ``dst`` from ``dst_base[i]`` on, rows packed, and
+    return the ``GridHasher`` hashes of the copied grids (``coef``: the 30 x 30 grid's (900, 6)
+    int32 coefficients); with ``dst`` None only hash. One pass instead of masking the padding,
+    hashing the padded stack and gathering."""
     n = int(h.shape[0])
     out = xp.empty(n, dtype=xp.uint64)
     if n:
+        if dst is None:
+            dst, dst_base = np.uint64(0), src_base  # a null pointer: the kernel writes nothing
         args = [xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64)) for a in (src_base, dst_base, h, w)]
         _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],

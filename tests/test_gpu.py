@@ -175,6 +175,7 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
     hasher = GridHasher(cupy, 3)
     lay = PaddedLayout(gpu)
     copied = cupy.zeros(gpu.cells.shape[0], dtype=cupy.uint8)
+    by_item = cupy.zeros(n, dtype=cupy.uint64)
     for bucket in lay.buckets:
         H, W, idx, _ = bucket
         hb, wb = lay.sides(bucket)
@@ -182,7 +183,11 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
         noisy = cupy.where(lay.real_mask(bucket), stack, cupy.uint8(7))
         got = hasher.copy_padded(noisy, lay.grid_bases(bucket), W, copied, gpu.start[idx], hb, wb)
         assert np.array_equal(cupy.asnumpy(got), cupy.asnumpy(hasher.padded(stack, hb, wb)))
+        by_item[idx] = got
     assert np.array_equal(cupy.asnumpy(copied), cupy.asnumpy(gpu.cells))
+    # Hashing only, of grids in the flat layout (rows packed).
+    flat = hasher.copy_padded(gpu.cells, gpu.start, 0, None, None, gpu.h, gpu.w)
+    assert np.array_equal(cupy.asnumpy(flat), cupy.asnumpy(by_item))
 
     # Each grid against a random target of its size; half the grids count into 5 histogram slots.
     targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
