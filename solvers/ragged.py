@@ -38,9 +38,10 @@ def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -
     if kernels.enabled(xp) and g.dtype == xp.uint8:
         return Padded(kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c), out_h, out_w, ok)
     inside = (R < per_grid(out_h)) & (C < per_grid(out_w))
-    sr = xp.clip(xp.broadcast_to(src_r, (n, rows, cols)), 0, H - 1)
-    sc = xp.clip(xp.broadcast_to(src_c, (n, rows, cols)), 0, W - 1)
-    vals = g[xp.arange(n)[:, None, None], sr, sc]
+    # Clip the sources before they broadcast (they are usually per row or per column), then take
+    # from the flat stack with one index array.
+    flat = (xp.arange(n)[:, None, None] * H + xp.clip(src_r, 0, H - 1)) * W + xp.clip(src_c, 0, W - 1)
+    vals = xp.take(xp.ascontiguousarray(g).reshape(-1), xp.broadcast_to(flat, (n, rows, cols)))
     return Padded(xp.where(inside, vals, g.dtype.type(0)), out_h, out_w, ok)
 
 

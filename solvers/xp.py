@@ -45,10 +45,17 @@ def ndimage(xp):
 
 
 def cummax(xp, a, axis: int):
-    """Running maximum along ``axis`` (CuPy's ufuncs have no ``maximum.accumulate``).
-
-    Log-step doubling: ceil(log2(length)) elementwise maxima, identical on both libraries.
+    """Running maximum along ``axis``: NumPy's ``maximum.accumulate``; on CuPy, whose ufuncs have
+    no ``accumulate``, log-step doubling (ceil(log2(length)) elementwise maxima), which gives the
+    same values.
     """
+    if xp is np:
+        return np.maximum.accumulate(a, axis=axis)
+    return cummax_doubling(xp, a, axis)
+
+
+def cummax_doubling(xp, a, axis: int):
+    """Running maximum along ``axis`` by log-step doubling (what :func:`cummax` runs on CuPy)."""
     a = xp.moveaxis(a, axis, -1).copy()
     n, k = a.shape[-1], 1
     while k < n:

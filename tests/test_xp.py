@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from solvers.xp import cummax, repeat_index, stable_argsort
+from solvers.xp import cummax, cummax_doubling, repeat_index, stable_argsort
 
 
 @settings(max_examples=150, deadline=None)
@@ -12,6 +12,7 @@ from solvers.xp import cummax, repeat_index, stable_argsort
        st.sampled_from([0, 1, 2]))
 def test_cummax_matches_maximum_accumulate(a, axis):
     assert np.array_equal(cummax(np, a, axis), np.maximum.accumulate(a, axis=axis))
+    assert np.array_equal(cummax_doubling(np, a, axis), np.maximum.accumulate(a, axis=axis))
 
 
 @settings(max_examples=150, deadline=None)
