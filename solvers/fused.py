@@ -519,17 +519,24 @@ def _block_results(xp, g):
             xp.zeros(n, dtype=bool))
 
 
-def repair_symmetry(xp, g, h, w, offsets: int, crop: bool) -> Padded:
-    """``repair.repair_symmetry`` on a zero-padded stack with real sides ``h``, ``w``, trying the
-    first ``offsets`` (1 or 2) mirror-axis offsets of (0, 2)."""
+def _padded_to_padded(xp, name: str, g, h, w, *flags) -> Padded:
+    """Launch kernel ``name`` with a block per grid of the zero-padded stack ``g`` (real sides
+    ``h``, ``w``), arguments ``(g, h, w, H, W, *flags, out, out_h, out_w, valid)``, flags as int32;
+    its results fill a stack of ``g``'s shape."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     out, oh, ow, valid = _block_results(xp, g)
     if n:
-        _kernel("repair_symmetry")((n,), (block_threads(H * W),),
-                                   (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
-                                    np.int32(offsets), np.int32(bool(crop)), out, oh, ow, valid))
+        _kernel(name)((n,), (block_threads(H * W),),
+                      (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                       *(np.int32(int(f)) for f in flags), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
+
+
+def repair_symmetry(xp, g, h, w, offsets: int, crop: bool) -> Padded:
+    """``repair.repair_symmetry`` on a zero-padded stack with real sides ``h``, ``w``, trying the
+    first ``offsets`` (1 or 2) mirror-axis offsets of (0, 2)."""
+    return _padded_to_padded(xp, "repair_symmetry", g, h, w, offsets, bool(crop))
 
 
 def crop_to_mask(xp, g, mask, valid=None) -> Padded:
@@ -650,15 +657,7 @@ def overlay_halves(xp, g, h, w, axis: str, op: str):
 def keep_lines(xp, g, h, w, rows: bool, cols: bool, nonzero: bool) -> Padded:
     """``regions.dedup_lines`` (``nonzero`` false: rows, then columns, equal to the one before them
     removed) and ``regions.compress`` (``nonzero``: lines with no non-zero cell removed)."""
-    g = xp.ascontiguousarray(g)
-    n, H, W = g.shape
-    out, oh, ow, valid = _block_results(xp, g)
-    if n:
-        _kernel("keep_lines")((n,), (block_threads(H * W),),
-                              (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
-                               np.int32(bool(rows)), np.int32(bool(cols)), np.int32(bool(nonzero)), out, oh, ow,
-                               valid))
-    return Padded(out, oh, ow, valid)
+    return _padded_to_padded(xp, "keep_lines", g, h, w, bool(rows), bool(cols), bool(nonzero))
 
 
 def cell_summary(xp, g, h, w, count: bool) -> Padded:
