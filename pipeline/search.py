@@ -176,7 +176,8 @@ class Search:
                 for new_block in self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task):
                     builder.add(new_block)
 
-            # The object transforms of a block share their labellings (four kinds for ~18 of them).
+            # The transforms of a block share their analyses of a stack (labellings, colour counts,
+            # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
                 for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
