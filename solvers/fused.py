@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from solvers.batch import Padded
-from solvers.kernels import block_threads
+from solvers.kernels import block_threads, per_grid_arg, thread_launch
 
 _SOURCE = r"""
 #define BIG 0x3fffffff
@@ -504,14 +504,6 @@ def _kernel(name: str):
     return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
 
 
-def _per_grid(xp, v, n):
-    return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(v, dtype=xp.int64), (n,)))
-
-
-def _cell_launch(total: int, threads: int = 256):
-    return ((total + threads - 1) // threads,), (threads,)
-
-
 def _block_results(xp, g):
     """Outputs of a block-per-grid kernel: the grids, their sides and whether each has a result."""
     n = g.shape[0]
@@ -528,7 +520,7 @@ def _padded_to_padded(xp, name: str, g, h, w, *flags) -> Padded:
     out, oh, ow, valid = _block_results(xp, g)
     if n:
         _kernel(name)((n,), (block_threads(H * W),),
-                      (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                      (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                        *(np.int32(int(f)) for f in flags), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
 
@@ -574,7 +566,7 @@ def crop_objects(xp, g, labels, chosen) -> Padded:
     out, oh, ow, valid = _block_results(xp, g)
     if n:
         _kernel("crop_object")((n,), (block_threads(H * W),),
-                               (g, xp.ascontiguousarray(labels), _per_grid(xp, chosen, n), np.int32(H),
+                               (g, xp.ascontiguousarray(labels), per_grid_arg(xp, chosen, n), np.int32(H),
                                 np.int32(W), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
 
@@ -600,7 +592,7 @@ def smallest_periods(xp, g, h, w):
     if n:
         # Threads 1..H-1 test row shifts, threads 32 + (1..W-1) column shifts.
         _kernel("smallest_periods")((n,), (max(block_threads(H * W), 64),),
-                                    (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                    (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                      py, px))
     return py, px
 
@@ -630,7 +622,7 @@ def halo(xp, g, conn: int):
     n, H, W = g.shape
     out = xp.empty_like(g)
     if g.size:
-        grid, block = _cell_launch(g.size)
+        grid, block = thread_launch(g.size)
         _kernel("halo")(grid, block, (g, out, np.int64(g.size), np.int32(H), np.int32(W), np.int32(conn)))
     return out
 
@@ -647,8 +639,8 @@ def overlay_halves(xp, g, h, w, axis: str, op: str):
     OH, OW = (H, max(1, W // 2)) if across else (max(1, H // 2), W)
     out = xp.empty((n, OH, OW), dtype=g.dtype)
     if out.size:
-        grid, block = _cell_launch(out.size)
-        _kernel("overlay_halves")(grid, block, (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H),
+        grid, block = thread_launch(out.size)
+        _kernel("overlay_halves")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H),
                                                 np.int32(W), np.int32(OH), np.int32(OW), np.int32(across),
                                                 np.int32(_HALF_OPS[op]), out, np.int64(out.size)))
     return out
@@ -668,7 +660,7 @@ def cell_summary(xp, g, h, w, count: bool) -> Padded:
     oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.zeros(n, dtype=bool)
     if n:
         _kernel("cell_summary")((n,), (max(block_threads(H * W), 256),),
-                                (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+                                (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                  np.int32(bool(count)), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
 
@@ -691,7 +683,7 @@ def symmetrize(xp, g, h, w, kind: str):
     n, H, W = g.shape
     out = xp.empty_like(g)
     if g.size:
-        grid, block = _cell_launch(g.size)
-        _kernel("symmetrize")(grid, block, (g, _per_grid(xp, h, n), _per_grid(xp, w, n), np.int32(H), np.int32(W),
+        grid, block = thread_launch(g.size)
+        _kernel("symmetrize")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                             np.int32(_MIRRORS[kind]), out, np.int64(g.size)))
     return out

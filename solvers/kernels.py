@@ -408,7 +408,7 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
         v = xp.broadcast_to(xp.asarray(v, dtype=xp.int64), shape)
         args.append(v)
         args.extend(np.int64(st // 8) for st in v.strides)
-    grid, block = _line_launch(out.size, 1)
+    grid, block = thread_launch(out.size)
     _kernel("remap")(grid, block, (g, np.int32(H), np.int32(W), np.int64(n), np.int32(rows), np.int32(cols),
                                    *args, out))
     return out
@@ -426,7 +426,7 @@ def hash_grids(xp, arr, coef, mix, shape_key):
     m, H, W = arr.shape
     out = xp.empty(m, dtype=xp.uint64)
     if m:
-        key = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(shape_key, dtype=xp.int64), (m,)))
+        key = per_grid_arg(xp, shape_key, m)
         _kernel("hash_grids")(((m * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                               (arr, np.int64(m), np.int32(H * W), coef, mix, key, out))
     return out
@@ -460,9 +460,15 @@ def shift_agreements(xp, g, h, w, dys: range, dxs: range):
     return out
 
 
-def _line_launch(n: int, lines: int):
-    total = n * lines
+def thread_launch(total: int):
+    """Grid and block sizes for a kernel with one thread per item, ``total`` items."""
     return ((total + _THREADS - 1) // _THREADS,), (_THREADS,)
+
+
+def per_grid_arg(xp, v, n: int):
+    """``v`` (one value, or one per grid) as a contiguous int64 array of ``n`` values, as the
+    kernels read per-grid arguments."""
+    return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(v, dtype=xp.int64), (n,)))
 
 
 def line_compact(xp, g, h, w, axis: int, to_end: bool):
@@ -472,9 +478,8 @@ def line_compact(xp, g, h, w, axis: int, to_end: bool):
     n, H, W = g.shape
     out = xp.empty_like(g)
     if g.size:
-        h = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(h, dtype=xp.int64), (n,)))
-        w = xp.ascontiguousarray(xp.broadcast_to(xp.asarray(w, dtype=xp.int64), (n,)))
-        grid, block = _line_launch(n, W if axis == 1 else H)
+        h, w = per_grid_arg(xp, h, n), per_grid_arg(xp, w, n)
+        grid, block = thread_launch(n * (W if axis == 1 else H))
         _kernel("line_compact")(grid, block, (g, out, np.int64(n), np.int32(H), np.int32(W), h, w,
                                               np.int32(axis), np.int32(bool(to_end))))
     return out
@@ -516,7 +521,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     total = int(starts.shape[0])
     labels = xp.empty(g.shape, dtype=xp.int32)
     if g.size:
-        grid, block = _line_launch(n * cells, 1)
+        grid, block = thread_launch(n * cells)
         _kernel("roots_to_labels")(grid, block, (flat, number, labels, np.int64(n * cells), np.int32(cells)))
     owner = xp.zeros(total + 1, dtype=xp.int64)
     owner[1:] = starts // cells
@@ -539,9 +544,8 @@ def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> N
     if n == 0:
         return
     src = xp.ascontiguousarray(src)
-    args = [xp.ascontiguousarray(xp.broadcast_to(xp.asarray(a, dtype=xp.int64), (n,)))
-            for a in (src_base, src_pitch, dst_base, dst_pitch, h, w)]
-    grid, block = _line_launch(n, 30)
+    args = [per_grid_arg(xp, a, n) for a in (src_base, src_pitch, dst_base, dst_pitch, h, w)]
+    grid, block = thread_launch(n * 30)
     _kernel("copy_rows")(grid, block, (src, dst, np.int64(n), *args))
 
 
@@ -573,7 +577,7 @@ def match_cells(xp, cells, start, size, target_start, target, slot, num_slots: i
     hist = xp.zeros(num_slots * 100, dtype=xp.int32)
     if n:
         args = [xp.ascontiguousarray(a, dtype=xp.int64) for a in (start, size, target_start, slot)]
-        grid, block = _line_launch(n, 1)
+        grid, block = thread_launch(n)
         _kernel("match_cells")(grid, block, (xp.ascontiguousarray(cells), args[0], args[1], args[2],
                                              xp.ascontiguousarray(target), args[3], np.int64(n), correct, hist))
     return correct, hist.astype(xp.int64).reshape(num_slots, 10, 10)

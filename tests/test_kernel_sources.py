@@ -19,7 +19,7 @@ def _nvrtc():
 
         for root in pkg.__path__:
             candidates += sorted(glob.glob(os.path.join(root, "lib", "libnvrtc.so*")))
-    except ImportError:
+    except ImportError:  # no wheel: look for a CUDA toolkit below
         pass
     candidates += sorted(glob.glob("/usr/local/cuda*/lib64/libnvrtc.so*")) + ["libnvrtc.so"]
     for path in candidates:
