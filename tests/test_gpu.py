@@ -1,10 +1,27 @@
-"""CPU/GPU equality: every primitive and the whole search give identical results on NumPy and
-CuPy. Marked ``gpu``; skipped (with the reason) where CuPy or a CUDA device is missing."""
+"""CPU/GPU equality: every primitive, every CUDA kernel and the whole search give identical results
+on NumPy (array calls) and on the GPU's path (CuPy with the kernels).
+
+Each test runs on two devices (the ``dev`` fixture):
+
+* ``cupy``: a real GPU. Marked ``gpu``; skipped (with the reason) where CuPy or a CUDA device is
+  missing.
+* ``emulated``: the same kernels compiled for the CPU and launched on NumPy arrays by
+  ``tests/cuda_emulator.py`` (runs in CI). It checks what the kernels compute, their arguments'
+  types and their barriers; not CuPy's own array calls, nor timing.
+
+The reference is always NumPy's array calls (``dev.reference()`` switches the kernels off).
+"""
 from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import pytest
 
+import cuda_emulator
 from pipeline.devices import DeviceError, probe_gpu
 
 try:
@@ -15,7 +32,43 @@ except DeviceError as exc:
     cupy = None
     GPU_REASON = f"no usable GPU: {str(exc).splitlines()[0][:200]}"
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")]
+
+@dataclass
+class Device:
+    """Where the GPU's path runs: its array module and the moves to and from the host."""
+
+    name: str
+    xp: Any
+    asarray: Callable
+    asnumpy: Callable
+
+    @contextlib.contextmanager
+    def reference(self):
+        """NumPy's array calls: the kernels switched off (the emulator would run them on NumPy)."""
+        old = os.environ.get("ARCBATT_NO_KERNELS")
+        os.environ["ARCBATT_NO_KERNELS"] = "1"
+        try:
+            yield
+        finally:
+            if old is None:
+                del os.environ["ARCBATT_NO_KERNELS"]
+            else:
+                os.environ["ARCBATT_NO_KERNELS"] = old
+
+
+@pytest.fixture(params=[pytest.param("cupy", marks=pytest.mark.gpu), "emulated"])
+def dev(request, monkeypatch):
+    """The GPU's path on a real GPU (``cupy``) or on the CPU through the CUDA emulator."""
+    monkeypatch.delenv("ARCBATT_NO_KERNELS", raising=False)
+    if request.param == "cupy":
+        if GPU_REASON is not None:
+            pytest.skip(GPU_REASON)
+        return Device("cupy", cupy, cupy.asarray, cupy.asnumpy)
+    reason = cuda_emulator.available()
+    if reason is not None:
+        pytest.skip(reason)
+    cuda_emulator.install(monkeypatch)
+    return Device("emulated", np, np.array, np.asarray)
 
 
 def _parts_host(xp, result, n):
@@ -31,21 +84,22 @@ def _parts_host(xp, result, n):
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (7, 7), (12, 9), (30, 30)])
-def test_every_transform_identical_on_numpy_and_cupy(shape):
+def test_every_transform_identical_on_numpy_and_cupy(dev, shape):
     from solvers.registry import transforms
 
     rng = np.random.default_rng(sum(shape))
     h, w = shape
     batch = (rng.integers(1, 10, (64, h, w)) * (rng.random((64, h, w)) < 0.4)).astype(np.uint8)
     for t in transforms():
-        cpu = _parts_host(np, t(np, batch), 64)
-        gpu = _parts_host(cupy, t(cupy, cupy.asarray(batch)), 64)
+        with dev.reference():
+            cpu = _parts_host(np, t(np, batch), 64)
+        gpu = _parts_host(dev.xp, t(dev.xp, dev.asarray(batch)), 64)
         assert cpu.keys() == gpu.keys(), str(t)
         for i in cpu:
             assert np.array_equal(cpu[i], gpu[i]), f"{t} grid {i}"
 
 
-def test_bucketed_transforms_identical_on_numpy_and_cupy_on_arc_grids():
+def test_bucketed_transforms_identical_on_numpy_and_cupy_on_arc_grids(dev):
     """The GPU's path: every padding-aware transform on one padded stack of real ARC grids of many
     shapes (per-grid sides), NumPy against CuPy."""
     from test_dsl_batch import ARC_GRIDS, BUCKETED
@@ -55,32 +109,50 @@ def test_bucketed_transforms_identical_on_numpy_and_cupy_on_arc_grids():
     w = np.array([g.shape[1] for g in grids])
     n = len(grids)
     for t in BUCKETED:
-        cpu = t.padded(np, arr, h, w)
-        gpu = t.padded(cupy, cupy.asarray(arr), cupy.asarray(h), cupy.asarray(w))
+        with dev.reference():
+            cpu = t.padded(np, arr, h, w)
+        gpu = t.padded(dev.xp, dev.asarray(arr), dev.asarray(h), dev.asarray(w))
         if t.primitive.pad == "inplace":
-            assert np.array_equal(cpu, cupy.asnumpy(gpu)), str(t)
+            assert np.array_equal(cpu, dev.asnumpy(gpu)), str(t)
             continue
-        cpu, gpu = _parts_host(np, cpu, n), _parts_host(cupy, gpu, n)
+        cpu, gpu = _parts_host(np, cpu, n), _parts_host(dev.xp, gpu, n)
         assert cpu.keys() == gpu.keys(), str(t)
         for i in cpu:
             assert np.array_equal(cpu[i], gpu[i]), f"{t} ARC grid {i}"
 
 
 @pytest.mark.parametrize("one_bucket_cells", [0, 10**12])
-def test_search_identical_on_cpu_and_gpu(monkeypatch, one_bucket_cells):
-    """Also with the GPU's small-block single bucket switched off (0) or used for every block."""
+def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
+    """Also with the GPU's small-block single bucket switched off (0) or used for every block.
+    Emulated: NumPy with the kernels and the GPU's bucketing of every primitive (the single bucket
+    is CuPy's alone), on fewer tasks."""
+    import functools
+
+    import pipeline.engine
     import pipeline.problem
     from pipeline.engine import run_search
     from pipeline.tasks import load_tasks
 
-    tasks, _ = load_tasks("arc1-train", 30)
-    cpu = run_search(tasks, 2)
+    if dev.name == "emulated" and one_bucket_cells:
+        pytest.skip("the single bucket is used on CuPy only")
+    tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 10)
+    with dev.reference():
+        cpu = run_search(tasks, 2)
     monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
-    gpu = run_search(tasks, 2, gpus=[0])
+    if dev.name == "cupy":
+        gpu = run_search(tasks, 2, gpus=[0])
+    else:
+        monkeypatch.setattr(pipeline.engine, "Search", functools.partial(pipeline.engine.Search, bucket_all=True))
+        before = cuda_emulator.launch_counts()
+        gpu = run_search(tasks, 2)
+        unused = {k for k, count in cuda_emulator.launch_counts().items() if count == before[k]}
+        assert unused == set(), "kernels the search never launched (test them elsewhere, or drop them)"
     assert cpu.states == gpu.states
     assert cpu.programs == gpu.programs
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
 def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
     import subprocess
     import sys
@@ -95,7 +167,7 @@ def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
 
 
 @pytest.mark.parametrize("density", [0.1, 0.5, 0.9])
-def test_kernels_match_their_array_call_versions(density):
+def test_kernels_match_their_array_call_versions(dev, density):
     """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
     from solvers import kernels
@@ -108,11 +180,12 @@ def test_kernels_match_their_array_call_versions(density):
     rng = np.random.default_rng(int(density * 10))
     for h, w in [(1, 1), (1, 30), (5, 7), (30, 30), (17, 29)]:
         g = (rng.integers(1, 4, (50, h, w)) * (rng.random((50, h, w)) < density)).astype(np.uint8)
-        dg = cupy.asarray(g)
+        dg = dev.asarray(g)
         for conn in (4, 8):
             for by_colour in (True, False):
-                want = label_objects(np, g, conn, by_colour)
-                got = [cupy.asnumpy(a) for a in kernels.label_objects(cupy, dg, conn, by_colour)]
+                with dev.reference():
+                    want = label_objects(np, g, conn, by_colour)
+                got = [dev.asnumpy(a) for a in kernels.label_objects(dev.xp, dg, conn, by_colour)]
                 # Numbering may differ: compare each cell's object by its first cell, and sizes.
                 for (labels, owner, sizes, first) in (want, got):
                     assert labels.max() == len(owner) - 1 == len(first) - 1
@@ -120,8 +193,10 @@ def test_kernels_match_their_array_call_versions(density):
                 assert np.array_equal(want[2][want[0]], got[2][got[0]])
                 assert want[2][0] == got[2][0]
                 assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
-        assert np.array_equal(cupy.asnumpy(kernels.enclosed_background(cupy, dg)), enclosed_background(np, g))
-        assert np.array_equal(cupy.asnumpy(kernels.colour_counts(cupy, dg)), colour_counts(np, g))
+        with dev.reference():
+            want_inner, want_counts, want_boxes = enclosed_background(np, g), colour_counts(np, g), fill_bbox(np, g)
+        assert np.array_equal(dev.asnumpy(kernels.enclosed_background(dev.xp, dg)), want_inner)
+        assert np.array_equal(dev.asnumpy(kernels.colour_counts(dev.xp, dg)), want_counts)
         # Shift agreements on the stack, on wallpapers with holes, with real sides below the stack's.
         hh = rng.integers(1, h + 1, 50)
         ww = rng.integers(1, w + 1, 50)
@@ -131,14 +206,15 @@ def test_kernels_match_their_array_call_versions(density):
                         & (np.arange(w)[None, None, :] < ww[:, None, None]))).astype(np.uint8)
         for stack in (g, wall):
             for dys, dxs in [(range(0, 1), range(1, 11)), (range(1, 11), range(0, 1)), (range(1, 10), range(-10, 11))]:
-                want = _agreements(np, stack, hh, ww, dys, dxs)
-                got = kernels.shift_agreements(cupy, cupy.asarray(stack), cupy.asarray(hh), cupy.asarray(ww), dys, dxs)
-                assert np.array_equal(cupy.asnumpy(got), want), (h, w, dys, dxs)
-        labels, _, _, first = kernels.label_objects(cupy, dg, 8, True)
-        assert np.array_equal(cupy.asnumpy(kernels.fill_boxes(cupy, dg, labels, first)), fill_bbox(np, g))
+                with dev.reference():
+                    want = _agreements(np, stack, hh, ww, dys, dxs)
+                got = kernels.shift_agreements(dev.xp, dev.asarray(stack), dev.asarray(hh), dev.asarray(ww), dys, dxs)
+                assert np.array_equal(dev.asnumpy(got), want), (h, w, dys, dxs)
+        labels, _, _, first = kernels.label_objects(dev.xp, dg, 8, True)
+        assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 
 
-def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
+def test_layout_and_scoring_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and match_cells (cell accuracy and colour
     histograms) against the array-call paths they replace, on real ARC grids of many shapes."""
     from pipeline.problem import Items, PaddedLayout
@@ -152,9 +228,9 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
     sizes = h * w
     cells = np.concatenate([g.ravel() for g in grids]).astype(np.uint8)
     n = len(grids)
-    gpu = Items(cupy, cupy.asarray(cells), cupy.arange(n), cupy.zeros(n, dtype=cupy.int64), cupy.asarray(h),
-                cupy.asarray(w), cupy.asarray(np.cumsum(sizes) - sizes))
-    order = cupy.asarray(rng.permutation(n)[: n // 2])
+    gpu = Items(dev.xp, dev.asarray(cells), dev.xp.arange(n), dev.xp.zeros(n, dtype=dev.xp.int64), dev.asarray(h),
+                dev.asarray(w), dev.asarray(np.cumsum(sizes) - sizes))
+    order = dev.asarray(rng.permutation(n)[: n // 2])
     noise = None
     results = []
     for switch in ("0", "1"):  # kernels, then the array calls (on the same GPU layout)
@@ -162,8 +238,8 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
         gpu._padded = gpu._cell_index = None
         lay = PaddedLayout(gpu)
         if noise is None:
-            noise = cupy.asarray(rng.integers(0, 10, lay.size).astype(np.uint8))
-        results.append([cupy.asnumpy(a) for a in (lay.buffer, lay.gather(noise), gpu.take(order).cells)])
+            noise = dev.asarray(rng.integers(0, 10, lay.size).astype(np.uint8))
+        results.append([dev.asnumpy(a) for a in (lay.buffer, lay.gather(noise), gpu.take(order).cells)])
     for got, want in zip(*results):
         assert np.array_equal(got, want)
     monkeypatch.setenv("ARCBATT_NO_KERNELS", "0")
@@ -172,58 +248,62 @@ def test_layout_and_scoring_kernels_match_array_calls(monkeypatch):
     # noise in the padding, against hashing the zero-padded stacks and the cells laid out as items.
     from pipeline.hashing import GridHasher
 
-    hasher = GridHasher(cupy, 3)
+    hasher = GridHasher(dev.xp, 3)
     lay = PaddedLayout(gpu)
-    copied = cupy.zeros(gpu.cells.shape[0], dtype=cupy.uint8)
-    by_item = cupy.zeros(n, dtype=cupy.uint64)
+    copied = dev.xp.zeros(gpu.cells.shape[0], dtype=dev.xp.uint8)
+    by_item = dev.xp.zeros(n, dtype=dev.xp.uint64)
     for bucket in lay.buckets:
         H, W, idx, _ = bucket
         hb, wb = lay.sides(bucket)
         stack = lay.stack(bucket)
-        noisy = cupy.where(lay.real_mask(bucket), stack, cupy.uint8(7))
+        noisy = dev.xp.where(lay.real_mask(bucket), stack, dev.xp.uint8(7))
         got = hasher.copy_padded(noisy, lay.grid_bases(bucket), W, copied, gpu.start[idx], hb, wb)
-        assert np.array_equal(cupy.asnumpy(got), cupy.asnumpy(hasher.padded(stack, hb, wb)))
+        assert np.array_equal(dev.asnumpy(got), dev.asnumpy(hasher.padded(stack, hb, wb)))
         by_item[idx] = got
-    assert np.array_equal(cupy.asnumpy(copied), cupy.asnumpy(gpu.cells))
+    assert np.array_equal(dev.asnumpy(copied), dev.asnumpy(gpu.cells))
     # Hashing only, of grids in the flat layout (rows packed).
     flat = hasher.copy_padded(gpu.cells, gpu.start, 0, None, None, gpu.h, gpu.w)
-    assert np.array_equal(cupy.asnumpy(flat), cupy.asnumpy(by_item))
+    assert np.array_equal(dev.asnumpy(flat), dev.asnumpy(by_item))
 
     # Each grid against a random target of its size; half the grids count into 5 histogram slots.
     targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
     target_start = np.cumsum(sizes) - sizes
     slot = np.where(rng.random(n) < 0.5, rng.integers(0, 5, n), -1)
-    fit = cupy.arange(n)
+    fit = dev.xp.arange(n)
     want_correct = np.array([int((g.ravel() == targets[a:a + g.size]).sum()) for g, a in zip(grids, target_start)])
     want_hist = np.zeros((5, 10, 10), dtype=np.int64)
     for g, a, s in zip(grids, target_start, slot):
         if s >= 0:
             np.add.at(want_hist[s], (g.ravel(), targets[a:a + g.size]), 1)
-    got = kernels.match_cells(cupy, gpu.cells, gpu.start[fit], gpu.h * gpu.w, cupy.asarray(target_start),
-                              cupy.asarray(targets), cupy.asarray(slot), 5)
-    assert np.array_equal(cupy.asnumpy(got[0]), want_correct)
-    assert np.array_equal(cupy.asnumpy(got[1]), want_hist)
+    got = kernels.match_cells(dev.xp, gpu.cells, gpu.start[fit], gpu.h * gpu.w, dev.asarray(target_start),
+                              dev.asarray(targets), dev.asarray(slot), 5)
+    assert np.array_equal(dev.asnumpy(got[0]), want_correct)
+    assert np.array_equal(dev.asnumpy(got[1]), want_hist)
 
 
-def test_grid_and_state_hashes_identical_on_numpy_and_cupy():
+def test_grid_and_state_hashes_identical_on_numpy_and_cupy(dev):
     """The hashing kernels (grid projections, splitmix64) give NumPy's hashes bit for bit."""
     from pipeline.hashing import GridHasher
 
     rng = np.random.default_rng(3)
-    cpu, gpu = GridHasher(np, 5), GridHasher(cupy, 5)
+    cpu, gpu = GridHasher(np, 5), GridHasher(dev.xp, 5)
     for h, w in [(1, 1), (3, 7), (30, 30)]:
         g = rng.integers(0, 10, (40, h, w)).astype(np.uint8)
-        assert np.array_equal(cpu.grids(g), cupy.asnumpy(gpu.grids(cupy.asarray(g))))
+        with dev.reference():
+            want = cpu.grids(g)
+        assert np.array_equal(want, dev.asnumpy(gpu.grids(dev.asarray(g))))
         # Zero-padded grids of real sides up to the stack's: the same hashes as alone.
         hh, ww = rng.integers(1, h + 1, 40), rng.integers(1, w + 1, 40)
         g = (g * ((np.arange(h)[None, :, None] < hh[:, None, None])
                   & (np.arange(w)[None, None, :] < ww[:, None, None]))).astype(np.uint8)
-        assert np.array_equal(cpu.padded(g, hh, ww),
-                              cupy.asnumpy(gpu.padded(cupy.asarray(g), cupy.asarray(hh), cupy.asarray(ww))))
+        with dev.reference():
+            want = cpu.padded(g, hh, ww)
+        assert np.array_equal(want, dev.asnumpy(gpu.padded(dev.asarray(g), dev.asarray(hh), dev.asarray(ww))))
     summed = rng.integers(0, 2**63, 100, dtype=np.uint64)
     task = rng.integers(0, 400, 100)
-    assert np.array_equal(cpu.state_key(summed, task),
-                          cupy.asnumpy(gpu.state_key(cupy.asarray(summed), cupy.asarray(task))))
+    with dev.reference():
+        want = cpu.state_key(summed, task)
+    assert np.array_equal(want, dev.asnumpy(gpu.state_key(dev.asarray(summed), dev.asarray(task))))
 
 
 def _structured_stack(rng, n: int, H: int, W: int):
@@ -269,7 +349,7 @@ FUSED = ("repair_symmetry", "largest_object", "smallest_object", "keep_largest_o
          "upscale_by_colours", "fractal_by_major", "crop_minority")
 
 
-def test_fused_primitive_kernels_identical_on_structured_grids():
+def test_fused_primitive_kernels_identical_on_structured_grids(dev):
     """The primitives with a fused kernel (solvers.fused) on padded stacks of grids they change
     (symmetric pictures under noise, wallpapers, repeated lines, objects, parts between separator
     lines), NumPy against CuPy, inside one stack-cache scope as the search runs them; each must
@@ -281,20 +361,20 @@ def test_fused_primitive_kernels_identical_on_structured_grids():
     for shape in [(5, 5), (9, 13), (16, 16), (30, 30)]:
         rng = np.random.default_rng(shape[0] * 31 + shape[1])
         arr, h, w = _structured_stack(rng, 200, *shape)
-        darr, dh, dw = cupy.asarray(arr), cupy.asarray(h), cupy.asarray(w)
+        darr, dh, dw = dev.asarray(arr), dev.asarray(h), dev.asarray(w)
         for t in transforms():
             if t.name not in FUSED:
                 continue
-            with stack_cache.scope():
+            with stack_cache.scope(), dev.reference():
                 cpu = t.padded(np, arr, h, w)
             with stack_cache.scope():
-                gpu = t.padded(cupy, darr, dh, dw)
+                gpu = t.padded(dev.xp, darr, dh, dw)
             if t.primitive.pad == "inplace":
-                cpu, gpu = np.asarray(cpu), cupy.asnumpy(gpu)
+                cpu, gpu = np.asarray(cpu), dev.asnumpy(gpu)
                 assert np.array_equal(cpu, gpu), f"{t} {shape}"
                 effect[str(t)] = effect.get(str(t), 0) + int((cpu != arr).any(axis=(1, 2)).sum())
                 continue
-            cpu, gpu = _parts_host(np, cpu, len(arr)), _parts_host(cupy, gpu, len(arr))
+            cpu, gpu = _parts_host(np, cpu, len(arr)), _parts_host(dev.xp, gpu, len(arr))
             assert cpu.keys() == gpu.keys(), f"{t} {shape}"
             for i in cpu:
                 assert np.array_equal(cpu[i], gpu[i]), f"{t} {shape} grid {i}"
