@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -481,10 +482,7 @@ class Search:
     def _absorb_merged(self, block: Block, out: Items, hv, ti_h, mixed, valid, key, level, keep, kept_per_task):
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's block of new states, or None."""
-        xp, p = self.xp, self.p
-        S, K = block.num_states, p.max_samples
-        st, sm = out.state, out.sample
-        n_train = p.n_train[block.task]
+        xp = self.xp
         t0 = self._now()
         cand = xp.nonzero(valid)[0]
         new_dev = cand[self.seen.add_new(key[cand])]
@@ -501,6 +499,45 @@ class Search:
             new_gid = self.table.add(gid_h[new_idx], ti_h[new_idx])
 
         t0 = self._now()
+        scored = self._score_new(block, out, hv, mixed, new_dev, level)
+        self.stats.add_time("search.score", self._now() - t0)
+        t0 = self._now()
+        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, ti_h, scored.rank,
+                            scored.solved | scored.cm_ok, scored.n_exact, scored.score, scored.mapping,
+                            scored.cm_ok, scored.test_key)
+        self.stats.add_time("search.rank", self._now() - t0)
+        if not keep:
+            return None
+        t0 = self._now()
+        nb = self._next_block(out, new_dev, new_idx, new_gid, task_h, kept_per_task)
+        self.stats.add_time("search.frontier", self._now() - t0)
+        return nb
+
+    def _score_new(self, block: Block, out: Items, hv, mixed, new_dev, level) -> "_Scores":
+        """Scores of the new states ``new_dev`` of a merged block (other states' values are
+        meaningless). Each state's score depends on its own grids only: on out-of-memory the new
+        states are scored in halves, which gives the same values."""
+        try:
+            return self._score(block, out, hv, mixed, new_dev, level)
+        except Exception as exc:
+            if not _is_out_of_memory(exc) or int(new_dev.shape[0]) < 2:
+                raise
+        self._free_device_memory()
+        self.stats.oom_splits += 1
+        xp, half = self.xp, int(new_dev.shape[0]) // 2
+        first = self._score_new(block, out, hv, mixed, new_dev[:half], level)
+        second = self._score_new(block, out, hv, mixed, new_dev[half:], level)
+        in_first = xp.zeros(block.num_states, dtype=bool)
+        in_first[new_dev[:half]] = True
+        return _Scores(*(_pick_rows(xp, in_first, a, b) for a, b in zip(first, second)))
+
+    def _score(self, block: Block, out: Items, hv, mixed, new_dev, level) -> "_Scores":
+        """:meth:`_score_new` in one pass: exact train matches by hash, cell accuracy where the size
+        is right, colour tables learnt, the rank on the boards, the key of the test outputs."""
+        xp, p = self.xp, self.p
+        S, K = block.num_states, p.max_samples
+        st, sm = out.state, out.sample
+        n_train = p.n_train[block.task]
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
         task = block.task[st]
@@ -534,17 +571,7 @@ class Search:
         mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
-        self.stats.add_time("search.score", self._now() - t0)
-        t0 = self._now()
-        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, ti_h, rank, solved | cm_ok,
-                            n_exact, score, mapping, cm_ok, test_key)
-        self.stats.add_time("search.rank", self._now() - t0)
-        if not keep:
-            return None
-        t0 = self._now()
-        nb = self._next_block(out, new_dev, new_idx, new_gid, task_h, kept_per_task)
-        self.stats.add_time("search.frontier", self._now() - t0)
-        return nb
+        return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key)
 
     def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int):
         """Compare the grids ``fit`` of ``out`` cell by cell with their train outputs (same sizes;
@@ -738,6 +765,27 @@ def _transform_runs(transforms) -> list:
         else:
             runs.append([ti])
     return runs
+
+
+class _Scores(NamedTuple):
+    """Per state of a block (S,): what scoring its new states gives (see ``Search._score``)."""
+
+    rank: Any
+    solved: Any
+    n_exact: Any
+    score: Any
+    mapping: Any  # (S, 10) colour tables, or None when no state learnt one
+    cm_ok: Any
+    test_key: Any
+
+
+def _pick_rows(xp, first, a, b):
+    """Rows of ``a`` where ``first`` holds, else of ``b`` (None: no rows, as zeros)."""
+    if a is None and b is None:
+        return None
+    if a is None or b is None:
+        a, b = (xp.zeros_like(b) if a is None else a), (xp.zeros_like(a) if b is None else b)
+    return xp.where(first.reshape(first.shape + (1,) * (a.ndim - 1)), a, b)
 
 
 def _colour_tables(xp, num_states: int, cand, hist):

@@ -248,3 +248,23 @@ def test_kept_shard_workers_serve_several_searches(real_tasks):
     assert first.states == again.states == single.states
     with pytest.raises(RuntimeError):  # closed: they are used (and fail), not replaced by new ones
         run_search(tasks, 1, shards=2, workers=workers)
+
+
+def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks, monkeypatch):
+    """Scoring (cell accuracy, colour tables) may run out of device memory after the new states
+    were recorded: they are then scored in halves, with the same results."""
+    tasks = real_tasks[:6]
+    expected = _outcome(_solve(tasks, 2))
+    real_score = Search._score
+    calls = {"failed": 0}
+
+    def tight_score(self, block, out, hv, mixed, new_dev, level):
+        if int(new_dev.shape[0]) > 30:  # pretend the device has room to score 30 states only
+            calls["failed"] += 1
+            raise MemoryError("simulated out of device memory")
+        return real_score(self, block, out, hv, mixed, new_dev, level)
+
+    monkeypatch.setattr(Search, "_score", tight_score)
+    search = _solve(tasks, 2)
+    assert calls["failed"] > 0 and search.stats.oom_splits > 0
+    assert _outcome(search) == expected
