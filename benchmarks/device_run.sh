@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU measurements in one command on a lent GPU machine (see benchmarks/RESULTS.md).
 # Usage (on the device, from the repo root): bash benchmarks/device_run.sh STEP... ; figures go to $OUT.
-#   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh)
+#   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh; the
+#            emulated variants of the same tests run in CI, not here)
 #   warm     compile CuPy's kernels once (a fresh machine's first GPU run spends ~75 s in NVRTC;
 #            later processes reuse the on-disk kernel cache), so later steps time warm runs
 #   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
@@ -35,6 +36,8 @@
 #   blocks3  depth 3 profiled with the search's block size and with twice it (time, device memory)
 #   onebucket  depth 2 and 3 profiled with the GPU's single-bucket limit at 8 M, 100 M and 400 M cells
 #   costs2   host and device time of every transform on the first level-2 block
+#   l4mem    depth 3 on one GPU with its whole memory and with CuPy's pool capped at 22 GiB (what
+#            an L4, Kaggle's 24 GB card, leaves usable), same run: blocks, out-of-memory halvings
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -54,7 +57,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case "$step" in
-    tests) timeout 300 python3 -m pytest tests/test_gpu.py -q -x > "$out/tests.txt" 2>&1; tail -30 "$out/tests.txt" ;;
+    tests) timeout 300 python3 -m pytest tests/test_gpu.py -m gpu -q -x > "$out/tests.txt" 2>&1; tail -30 "$out/tests.txt" ;;
     warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
@@ -118,6 +121,8 @@ for step in "$@"; do
                  timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket"
                done; done ;;
     costs2) timeout 300 python3 benchmarks/primitive_costs.py --gpu --level 2 --top 60 > "$out/costs2.txt" 2>&1; head -4 "$out/costs2.txt" ;;
+    l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
+           CUPY_GPU_MEMORY_LIMIT=22G timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

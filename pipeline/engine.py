@@ -60,15 +60,27 @@ def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
 
     Processes sharing a GPU start together: each caps its memory pool at its share of the card
     (CuPy frees its cached blocks and retries before it reports out-of-memory, which the search
-    answers by halving the block), so none starves the others.
+    answers by halving the block), so none starves the others. A limit already set on the pool
+    (CuPy's ``CUPY_GPU_MEMORY_LIMIT``, e.g. ``24G`` to run as on a 24 GB card) counts as the
+    card's size.
     """
     free, total = cupy.cuda.runtime.memGetInfo()
-    share = int(min(free, 0.9 * total / max(1, gpu_share)))
+    pool = cupy.get_default_memory_pool()
+    cells, share = block_cells_for_memory(free, total, pool.get_limit(), gpu_share)
     if gpu_share > 1:
-        cupy.get_default_memory_pool().set_limit(size=share)
+        pool.set_limit(size=share)
+    return cells
+
+
+def block_cells_for_memory(free: int, total: int, limit: int, gpu_share: int = 1) -> tuple[int, int]:
+    """``(cells per search block, bytes this process may use)`` on a card with ``free`` of ``total``
+    bytes free, a memory-pool ``limit`` (0: none), shared by ``gpu_share`` search processes."""
+    if limit:
+        free, total = min(free, limit), min(total, limit)
+    share = int(min(free, 0.9 * total / max(1, gpu_share)))
     # Blocks follow that memory: a transform's temporaries peak at a few hundred bytes per cell
     # (zero-padded buckets, int64 labels and indices).
-    return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL)))
+    return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL))), share
 
 
 def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):

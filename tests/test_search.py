@@ -268,3 +268,19 @@ def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks
     search = _solve(tasks, 2)
     assert calls["failed"] > 0 and search.stats.oom_splits > 0
     assert _outcome(search) == expected
+
+
+def test_block_size_follows_free_memory_a_pool_limit_and_sharing():
+    from pipeline.engine import BYTES_PER_CELL, block_cells_for_memory
+
+    GB = 2**30
+    h100 = block_cells_for_memory(79 * GB, 80 * GB, 0)
+    as_l4 = block_cells_for_memory(79 * GB, 80 * GB, 22 * GB)  # CUPY_GPU_MEMORY_LIMIT=22G
+    l4 = block_cells_for_memory(22 * GB, 22 * GB, 0)
+    assert h100[0] == min(400_000_000, int(0.9 * 80 * GB) // BYTES_PER_CELL)
+    assert as_l4 == l4 and as_l4[0] < h100[0] and as_l4[1] <= 22 * GB
+    # Two processes on one card each get about half; a busy card gives less; never below the floor.
+    two = block_cells_for_memory(79 * GB, 80 * GB, 0, gpu_share=2)
+    assert two[1] == int(0.45 * 80 * GB) and two[0] <= h100[0] // 2 + 1
+    assert block_cells_for_memory(4 * GB, 80 * GB, 0)[0] < h100[0]
+    assert block_cells_for_memory(10 * 2**20, 80 * GB, 0)[0] == 2_000_000
