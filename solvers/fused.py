@@ -140,6 +140,98 @@ extern "C" __global__ void repair_symmetry(const unsigned char* g, const long lo
     if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
 }
 
+// repair.complete_period: one block per grid of a zero-padded (n, H, W) stack, real sides h, w;
+// periods and steps up to P (at most 15). A grid qualifies with holes, at least half of its cells
+// non-zero and two colours; the agreed translations (dy, dx), dy 0..P, dx -P..P, give the row
+// period px and the step down (py rows, sideways shift); each lattice class's cells must share
+// one colour (the rounded mean of its non-zero cells, as the array calls compute it), which fills
+// its holes. With ``crop`` the result is the bounding box of the holes.
+extern "C" __global__ void complete_period(const unsigned char* g, const long long* h, const long long* w,
+                                           int H, int W, int P, int crop, unsigned char* out,
+                                           long long* out_h, long long* out_w, bool* valid) {
+    __shared__ unsigned char cell[1024], fill[1024];
+    __shared__ bool agree[16 * 31];        // [dy][P + dx]
+    __shared__ int cnt[1024], tot[1024];
+    __shared__ int top, lattice[3], box[4];  // largest colour; py, px, shift
+    const int D = 2 * P + 1, cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    const int hi = (int)h[i], wi = (int)w[i];
+    const int y = t / W, x = t % W;
+    const bool active = t < cells, real = active && y < hi && x < wi;
+    const unsigned char v = active ? g[i * cells + t] : 0;
+    if (active) { cell[t] = v; cnt[t] = 0; tot[t] = 0; }
+    if (t == 0) top = 0;
+    __syncthreads();
+    int largest = warp_max(v);
+    if (t % 32 == 0) atomicMax(&top, largest);
+    int filled = __syncthreads_count(v != 0);
+    bool colours = __syncthreads_or(v != 0 && v != top);
+    int area = hi * wi, zeros = area - filled;
+    if (!(zeros > 0 && 2 * zeros <= area && colours)) {
+        if (active) out[i * cells + t] = 0;
+        if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = false; }
+        return;
+    }
+    for (int e = t; e < (P + 1) * D; e += blockDim.x) {
+        int dy = e / D, dx = e % D - P;
+        bool ok = dy < hi && (dx < 0 ? -dx : dx) < wi;
+        for (int yy = 0; ok && yy + dy < H; ++yy) {
+            for (int xx = max(0, -dx); xx < W && xx + dx < W; ++xx) {
+                unsigned char a = cell[yy * W + xx], b = cell[(yy + dy) * W + xx + dx];
+                if (a && b && a != b) { ok = false; break; }
+            }
+        }
+        agree[e] = ok;
+    }
+    __syncthreads();
+    if (t == 0) {
+        bool periodic = false;
+        int px = wi, py = hi, shift = 0;
+        for (int dx = P; dx >= 1; --dx) if (agree[P + dx]) { px = dx; periodic = true; }
+        for (int dy = 1; dy <= P; ++dy) periodic |= agree[dy * D + P];
+        for (int dy = 1; dy <= P && py == hi && periodic; ++dy) {
+            for (int s = 0; s <= P && s < px; ++s) {
+                int back = min(max(P + s - px, 0), 2 * P);
+                if (agree[dy * D + P + s] && (s == 0 || (px <= P && agree[dy * D + back]))) {
+                    py = dy; shift = s; break;
+                }
+            }
+        }
+        lattice[0] = periodic ? py : 0; lattice[1] = px; lattice[2] = shift;
+    }
+    __syncthreads();
+    const int py = lattice[0], px = lattice[1], shift = lattice[2];
+    if (py == 0) {
+        if (active) out[i * cells + t] = 0;
+        if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = false; }
+        return;
+    }
+    // Lattice classes: row y lies in band y / py; columns shift back by ``shift`` per band.
+    int cls = 0;
+    if (active) {
+        int c = (x - shift * (y / py)) % px;
+        cls = (y % py) * px + (c < 0 ? c + px : c);
+        atomicAdd(&cnt[cls], v != 0);
+        atomicAdd(&tot[cls], (int)v);
+    }
+    __syncthreads();
+    unsigned char colour = active ? (unsigned char)rint((double)tot[cls] / (double)max(cnt[cls], 1)) : 0;
+    bool bad = real && !((v == colour || v == 0) && colour != 0);
+    bool good = !__syncthreads_or(bad) && py * px < hi * wi;
+    unsigned char repaired = real && good ? colour : 0;
+    if (!crop) {
+        if (active) out[i * cells + t] = repaired;
+        if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = good; }
+        return;
+    }
+    if (active) fill[t] = repaired;
+    block_box(real && v == 0, y, x, box);
+    int oh, ow;
+    int src = crop_source(box, H, W, y, x, &oh, &ow);
+    if (active) out[i * cells + t] = src >= 0 ? fill[src] : 0;
+    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && good; }
+}
+
 // batch.crop_to_mask: one block per grid, cropped to the bounding box of its cells where ``mask``
 // holds; no result where there are none or ``valid`` (if given) is false.
 extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask, const bool* valid_in,
@@ -529,6 +621,14 @@ def repair_symmetry(xp, g, h, w, offsets: int, crop: bool) -> Padded:
     """``repair.repair_symmetry`` on a zero-padded stack with real sides ``h``, ``w``, trying the
     first ``offsets`` (1 or 2) mirror-axis offsets of (0, 2)."""
     return _padded_to_padded(xp, "repair_symmetry", g, h, w, offsets, bool(crop))
+
+
+def complete_period(xp, g, h, w, max_period: int, crop: bool) -> Padded:
+    """``repair.complete_period`` on a zero-padded stack with real sides ``h``, ``w``: periods and
+    steps up to ``max_period`` (at most 15)."""
+    if not 1 <= max_period <= 15:
+        raise ValueError(f"periods up to 15, got {max_period}")
+    return _padded_to_padded(xp, "complete_period", g, h, w, max_period, bool(crop))
 
 
 def crop_to_mask(xp, g, mask, valid=None) -> Padded:

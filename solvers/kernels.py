@@ -326,31 +326,6 @@ extern "C" __global__ void remap(const unsigned char* g, int H, int W, long long
     }
     out[t] = o;
 }
-
-// Shift agreements (repair._agreements): one block per grid of an (n, H, W) stack, a thread per
-// shift (dy, dx): whether every pair of non-zero cells (i, j), (i + dy, j + dx) has one colour.
-extern "C" __global__ void shift_agreements(const unsigned char* g, int H, int W, const long long* h,
-                                            const long long* w, int dy0, int ndy, int dx0, int ndx,
-                                            bool* out) {
-    __shared__ unsigned char cell[1024];
-    long long i = blockIdx.x;
-    int cells = H * W;
-    for (int t = threadIdx.x; t < cells; t += blockDim.x) cell[t] = g[i * cells + t];
-    __syncthreads();
-    for (int s = threadIdx.x; s < ndy * ndx; s += blockDim.x) {
-        int dy = dy0 + s / ndx, dx = dx0 + s % ndx;
-        bool agree = dy < h[i] && (dx < 0 ? -dx : dx) < w[i];
-        for (int y = 0; agree && y + dy < H; ++y) {
-            for (int x = 0; x < W; ++x) {
-                int xx = x + dx;
-                if (xx < 0 || xx >= W) continue;
-                unsigned char a = cell[y * W + x], b = cell[(y + dy) * W + xx];
-                if (a && b && a != b) { agree = false; break; }
-            }
-        }
-        out[i * ndy * ndx + s] = agree;
-    }
-}
 """
 
 _THREADS = 256
@@ -443,20 +418,6 @@ def colour_counts(xp, g):
     if n and cells:
         _kernel("colour_counts")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                                  (g, np.int64(n), np.int32(cells), out))
-    return out
-
-
-def shift_agreements(xp, g, h, w, dys: range, dxs: range):
-    """``repair._agreements`` in one kernel: (n, len(dys), len(dxs)) bool."""
-    g = xp.ascontiguousarray(g)
-    n, H, W = g.shape
-    out = xp.empty((n, len(dys), len(dxs)), dtype=bool)
-    if n:
-        h = xp.ascontiguousarray(xp.asarray(h, dtype=xp.int64))
-        w = xp.ascontiguousarray(xp.asarray(w, dtype=xp.int64))
-        _kernel("shift_agreements")((n,), (block_threads(len(dys) * len(dxs)),),
-                                    (g, np.int32(H), np.int32(W), h, w, np.int32(dys.start), np.int32(len(dys)),
-                                     np.int32(dxs.start), np.int32(len(dxs)), out))
     return out
 
 

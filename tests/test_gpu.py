@@ -175,7 +175,6 @@ def test_kernels_match_their_array_call_versions(dev, density):
     from solvers.primitives.draw import fill_bbox
     from solvers.primitives.objects import label_objects
     from solvers.primitives.regions import enclosed_background
-    from solvers.primitives.repair import _agreements
 
     rng = np.random.default_rng(int(density * 10))
     for h, w in [(1, 1), (1, 30), (5, 7), (30, 30), (17, 29)]:
@@ -197,19 +196,6 @@ def test_kernels_match_their_array_call_versions(dev, density):
             want_inner, want_counts, want_boxes = enclosed_background(np, g), colour_counts(np, g), fill_bbox(np, g)
         assert np.array_equal(dev.asnumpy(kernels.enclosed_background(dev.xp, dg)), want_inner)
         assert np.array_equal(dev.asnumpy(kernels.colour_counts(dev.xp, dg)), want_counts)
-        # Shift agreements on the stack, on wallpapers with holes, with real sides below the stack's.
-        hh = rng.integers(1, h + 1, 50)
-        ww = rng.integers(1, w + 1, 50)
-        tile = rng.integers(1, 4, (50, 2, 3))
-        wall = np.tile(tile, (1, h // 2 + 1, w // 3 + 1))[:, :h, :w] * (rng.random((50, h, w)) < 0.8)
-        wall = (wall * ((np.arange(h)[None, :, None] < hh[:, None, None])
-                        & (np.arange(w)[None, None, :] < ww[:, None, None]))).astype(np.uint8)
-        for stack in (g, wall):
-            for dys, dxs in [(range(0, 1), range(1, 11)), (range(1, 11), range(0, 1)), (range(1, 10), range(-10, 11))]:
-                with dev.reference():
-                    want = _agreements(np, stack, hh, ww, dys, dxs)
-                got = kernels.shift_agreements(dev.xp, dev.asarray(stack), dev.asarray(hh), dev.asarray(ww), dys, dxs)
-                assert np.array_equal(dev.asnumpy(got), want), (h, w, dys, dxs)
         labels, _, _, first = kernels.label_objects(dev.xp, dg, 8, True)
         assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 

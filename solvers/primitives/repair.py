@@ -16,8 +16,6 @@ def _agreements(xp, g, h, w, dys: range, dxs: range):
     with real sides ``h``, ``w`` (padding cells are 0, as cells off the grid would be); shifts that
     leave the grid (``dy >= h``, ``|dx| >= w``) never agree. Returns (n, len(dys), len(dxs)) bool,
     comparing as many shifted copies at once as fit in _SHIFT_CELLS."""
-    if kernels.enabled(xp):
-        return kernels.shift_agreements(xp, g, h, w, dys, dxs)
     n, H, W = g.shape
     P = max(abs(dxs.start), abs(dxs.stop - 1))
     padded = xp.zeros((n, H + dys.stop - 1, W + 2 * P), dtype=g.dtype)
@@ -58,6 +56,8 @@ def complete_period(xp, g, h, w, crop):
     classes disagree give no result. With ``crop`` the result is only the repaired holes (the
     bounding box of the 0 cells).
     """
+    if kernels.enabled(xp):
+        return fused.complete_period(xp, g, h, w, MAX_PERIOD, crop)
     n, H, W = g.shape
     area = h * w
     filled = g != 0
