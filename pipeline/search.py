@@ -160,7 +160,9 @@ class Search:
     def _expand_level(self, frontier, level, last, deadline):
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
         if not self.expand_solved:
+            t0 = self._now()
             frontier = [b for b in (self._drop_solved(b) for b in frontier) if b is not None]
+            self.stats.add_time("search.prune", self._now() - t0)
         total = len(self.transforms) * len(frontier)
         done = 0
         next_frontier: list = []
@@ -451,7 +453,9 @@ class Search:
         recorded), each half of them is absorbed on its own, which gives the same results.
         """
         try:
+            t0 = self._now()
             merged = _merge_outputs(self.xp, outputs)
+            self.stats.add_time("search.merge", self._now() - t0)
             keys = self._state_keys(*merged[:3])
         except Exception as exc:
             if not _is_out_of_memory(exc) or len(outputs) < 2:
