@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
@@ -46,8 +47,12 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
     ``deadline`` is a wall-clock time (``time.time()``) after which no new transform starts.
     """
     if gpu is None:
-        xp = np
-        return _search(xp, tasks, depth, seed, deadline, states_per_task, progress)
+        # One BLAS thread per search process: the CPU search already runs a process per core,
+        # and its matrix products (grid hashing) are small. OpenBLAS's default, a thread per
+        # core in every process, oversubscribed the machine (2-core VM, two processes, depth 2
+        # on 120 tasks: search 13.3 s with it, 7.3 s with one thread; benchmarks/RESULTS.md).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _search(np, tasks, depth, seed, deadline, states_per_task, progress)
     import cupy
 
     with cupy.cuda.Device(gpu):

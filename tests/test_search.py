@@ -284,3 +284,48 @@ def test_block_size_follows_free_memory_a_pool_limit_and_sharing():
     assert two[1] == int(0.45 * 80 * GB) and two[0] <= h100[0] // 2 + 1
     assert block_cells_for_memory(4 * GB, 80 * GB, 0)[0] < h100[0]
     assert block_cells_for_memory(10 * 2**20, 80 * GB, 0)[0] == 2_000_000
+
+
+def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
+    """Each CPU search process (in this process, and each shard process) runs its matrix
+    products on one BLAS thread: the search already runs a process per core."""
+    from threadpoolctl import threadpool_info
+
+    import pipeline.engine
+
+    seen = []
+    real = pipeline.engine._search
+
+    def recording(xp, *args, **kw):
+        seen.append([pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"])
+        return real(xp, *args, **kw)
+
+    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    run_search(real_tasks[:2], 1)
+    assert seen and all(threads == [1] * len(threads) for threads in seen) and seen[0]
+    # Shard processes: the limit holds in a fresh interpreter too.
+    from pipeline.engine import ShardWorkers
+
+    with ShardWorkers([None]) as workers:
+        threads = workers.pools[0].schedule(_blas_threads_in_search).result(timeout=120)
+    assert threads and threads == [1] * len(threads)
+
+
+def _blas_threads_in_search():
+    from threadpoolctl import threadpool_info
+
+    import pipeline.engine
+
+    found = []
+    real = pipeline.engine._search
+
+    def recording(xp, *args, **kw):
+        found.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return real(xp, *args, **kw)
+
+    pipeline.engine._search = recording
+    from pipeline.tasks import load_tasks
+
+    tasks, _ = load_tasks("arc1-train", 2)
+    pipeline.engine.search_shard(tasks, 1, 0, None, 100)
+    return found
