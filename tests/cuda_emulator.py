@@ -19,9 +19,12 @@ and argument tuples that the wrappers pass to CuPy. The execution model:
   ``__syncthreads``, a warp operation whose mask names a lane that has ended, and an argument
   whose type differs from the kernel's parameter (CuPy would pass the wrong number of bytes:
   every later argument shifts).
+* A kernel's pointer parameters are checked pointers: an index outside the bytes of the array
+  passed for it is an error (naming the argument, element, block and thread). Pointers derived
+  from them and passed on to helpers are plain pointers, no longer checked.
 
-Not modelled: out-of-bounds memory accesses, warp-synchronous code without ``*_sync`` calls, and
-timing. Only the CUDA features the kernels use are supplied; anything else fails to compile.
+Not modelled: warp-synchronous code without ``*_sync`` calls, shared-memory bounds, and timing.
+Only the CUDA features the kernels use are supplied; anything else fails to compile.
 """
 from __future__ import annotations
 
@@ -36,6 +39,11 @@ import tempfile
 import threading
 
 import numpy as np
+
+try:
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # NumPy < 2
+    from numpy import byte_bounds
 
 _PRELUDE = r"""
 #include <cstdint>
@@ -99,6 +107,36 @@ static char error[512];
 static uint3 blockIdx;
 static dim3 blockDim, gridDim;
 #define threadIdx (emu::current->tid)
+
+namespace emu {
+
+static char bounds_error[512];
+
+// A kernel's pointer parameter: indexing checks the address against the bytes of the array that
+// was passed (an access outside them is reported after the launch; it reads or writes a dummy).
+// Converts to a plain pointer for helpers and comparisons, unchecked from there on.
+template <class T> struct ptr {
+    T* p; T* base; const char* lo; const char* hi; int arg;
+    T& operator[](long long k) const { return at(p + k); }
+    T& operator*() const { return at(p); }
+    ptr operator+(long long k) const { return ptr{p + k, base, lo, hi, arg}; }
+    ptr operator-(long long k) const { return ptr{p - k, base, lo, hi, arg}; }
+    operator T*() const { return p; }
+    T& at(T* q) const {
+        if ((const char*)q < lo || (const char*)(q + 1) > hi) {
+            if (!bounds_error[0])
+                snprintf(bounds_error, sizeof bounds_error,
+                         "argument %d accessed at element %lld, outside its %lld elements (block %u, thread %d)",
+                         arg, (long long)(q - base), (long long)((hi - lo) / (long long)sizeof(T)), blockIdx.x,
+                         current->linear);
+            static typename std::remove_const<T>::type dummy;
+            return dummy;
+        }
+        return *q;
+    }
+};
+
+}  // namespace emu
 
 #if defined(__x86_64__)
 extern "C" void emu_switch(void** save_sp, void* load_sp);
@@ -296,6 +334,7 @@ static const char* run_block(int n, std::mt19937& rng, std::vector<int>& order) 
 
 static const char* launch(dim3 grid, dim3 block, unsigned seed, std::function<void()> kernel) {
     error[0] = 0;
+    bounds_error[0] = 0;
     int n = (int)(block.x * block.y * block.z);
     if (n < 1 || n > 1024) {
         snprintf(error, sizeof error, "%d threads per block (CUDA allows 1 to 1024)", n);
@@ -319,7 +358,7 @@ static const char* launch(dim3 grid, dim3 block, unsigned seed, std::function<vo
                 const char* e = run_block(n, rng, order);
                 if (e) return e;
             }
-    return nullptr;
+    return bounds_error[0] ? bounds_error : nullptr;
 }
 
 template <class T> unsigned long long bits(T v) {
@@ -414,6 +453,16 @@ def _param(decl: str) -> tuple[str, bool]:
     return ctype, pointer
 
 
+def _checked_signature(match) -> str:
+    """A kernel's signature with its pointer parameters as bounds-checked ``emu::ptr``."""
+    decls = []
+    for decl in (p for p in match.group(2).split(",") if p.strip()):
+        ctype, pointer = _param(decl)
+        name = re.search(r"(\w+)\s*$", decl).group(1)
+        decls.append(f"emu::ptr<{ctype[:-1].strip()}> {name}" if pointer else decl.strip())
+    return f'extern "C" __global__ void {match.group(1)}({", ".join(decls)})'
+
+
 def _compile(code: str, tag: str) -> ctypes.CDLL:
     """Build ``code`` into a shared library (cached by its text) and load it."""
     cxx = os.environ.get("CXX", "g++")
@@ -445,13 +494,20 @@ class Module:
             raise ValueError("no extern \"C\" __global__ kernels in the source")
         wrappers = []
         for name, params in self.params.items():
-            call = ", ".join(f"*(std::add_pointer_t<{ctype}>)a[{k}]" for k, (ctype, _) in enumerate(params))
+            args = []
+            for k, (ctype, pointer) in enumerate(params):
+                if pointer:
+                    elem = ctype[:-1].strip()
+                    args.append(f"emu::ptr<{elem}>{{*({elem}**)a[{k}], *({elem}**)a[{k}], "
+                                f"(const char*)b[{2 * k}], (const char*)b[{2 * k + 1}], {k}}}")
+                else:
+                    args.append(f"*(std::add_pointer_t<{ctype}>)a[{k}]")
             wrappers.append(
                 f'extern "C" __attribute__((visibility("default"))) const char* emu_launch_{name}('
                 f"unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned seed, "
-                f"void** a) {{ return emu::launch(dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, seed, "
-                f"[&] {{ {name}({call}); }}); }}")
-        self.lib = _compile(_PRELUDE + source + "\n" + "\n".join(wrappers), tag)
+                f"void** a, const long long* b) {{ return emu::launch(dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, "
+                f"seed, [&] {{ {name}({', '.join(args)}); }}); }}")
+        self.lib = _compile(_PRELUDE + _KERNEL.sub(_checked_signature, source) + "\n" + "\n".join(wrappers), tag)
         self.launches = 0
         self.launches_by_kernel = {name: 0 for name in self.params}
 
@@ -476,13 +532,18 @@ class Kernel:
             raise TypeError(f"{self.name}: {len(args)} arguments for {len(params)} parameters")
         slots = [self._slot(k, ctype, pointer, a) for k, ((ctype, pointer), a) in enumerate(zip(params, args))]
         argv = (ctypes.c_void_p * len(slots))(*[ctypes.addressof(s) for s in slots])
+        # Each pointer argument's bytes, [low, high): accesses outside them are errors.
+        bounds = (ctypes.c_longlong * (2 * len(args)))()
+        for k, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                bounds[2 * k], bounds[2 * k + 1] = byte_bounds(a)
         dims = [int(v) for v in tuple(grid) + (1,) * (3 - len(grid))]
         dims += [int(v) for v in tuple(block) + (1,) * (3 - len(block))]
         self.module.launches += 1
         self.module.launches_by_kernel[self.name] += 1
         seed = (self.module.launches * 2654435761) & 0xFFFFFFFF
         with _LOCK:
-            error = self.fn(*dims, seed, argv)
+            error = self.fn(*dims, seed, argv, bounds)
         if error:
             raise EmulatorError(f"{self.name}: {error.decode()}")
 

@@ -73,6 +73,12 @@ extern "C" __global__ void early_return(int* out) {
     else __syncthreads_count(1);
 }
 
+// Each thread reads its right neighbour: the last one reads past the array.
+extern "C" __global__ void past_the_end(const int* v, int* out, int n) {
+    int t = threadIdx.x;
+    if (t < n) out[t] = v[t + 1];
+}
+
 // Half the block at one kind of barrier, half at another.
 extern "C" __global__ void mixed_barriers(int* out) {
     if (threadIdx.x < 32) __syncthreads();
@@ -140,6 +146,15 @@ def test_what_would_hang_or_corrupt_a_gpu_launch_is_an_error(module):
         module.get_function("divergent")((1,), (32,), (np.zeros(32, np.int32),))
     with pytest.raises(cuda_emulator.EmulatorError, match="ended"):
         module.get_function("ended_lanes")((1,), (32,), (np.zeros(32, np.int32), np.zeros(32, np.int32)))
+    with pytest.raises(cuda_emulator.EmulatorError, match="argument 0 accessed at element 32, outside its 32"):
+        module.get_function("past_the_end")((1,), (32,), (np.zeros(32, np.int32), np.zeros(32, np.int32), np.int32(32)))
+    # The same kernel within bounds, and on a view: the bounds are the view's, not its base's.
+    base = np.arange(64, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    module.get_function("past_the_end")((1,), (32,), (base[:33], out, np.int32(32)))
+    assert out.tolist() == list(range(1, 33))
+    with pytest.raises(cuda_emulator.EmulatorError, match="outside its 32"):
+        module.get_function("past_the_end")((1,), (32,), (base[:32], out, np.int32(32)))
     kernel = module.get_function("max_hist")
     v, maxima, hist = np.zeros(64, np.int32), np.zeros(2, np.int32), np.zeros(10, np.int32)
     # A Python int for a long long is what CuPy passes too; for an int it would shift every later
