@@ -93,11 +93,12 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
     }
 }
 
-// One block per grid of an (n, H, W) uint8 stack: each non-zero cell gets the flat index (in its
-// grid) of the first cell in reading order of its object (4 or 8 neighbours; of one colour when
-// by_colour, else any non-zero colours), -1 on the background.
-extern "C" __global__ void object_roots(const unsigned char* g, int* root, int* size, int H, int W,
-                                        int conn, int by_colour) {
+// One block per grid of an (n, H, W) uint8 stack, labelling its objects (4 or 8 neighbours; of one
+// colour when by_colour, else any non-zero colours) in reading order of their first cells: each
+// non-zero cell gets its object's number within the grid (0-based; -1 on the background), each
+// object's first cell its size (0 elsewhere), and ``objects`` the grid's count.
+extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int H,
+                                        int W, int conn, int by_colour) {
     __shared__ int lab[1024];
     __shared__ unsigned char col[1024];
     int cells = H * W, t = threadIdx.x;
@@ -135,26 +136,42 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* root, int* 
         }
         if (!__syncthreads_or(changed)) break;
     }
-    // Object sizes, counted in shared memory: the root cell of each object holds its size.
-    __shared__ int count[1024];
+    // Object sizes, counted in shared memory: the root cell of each object holds its size. The
+    // objects' numbers: each root's rank among the grid's roots (a block-wide prefix count).
+    __shared__ int count[1024], rank[1024], before[32];
     if (t < cells) count[t] = 0;
     __syncthreads();
     if (on) atomicAdd(&count[lab[t]], 1);
+    bool is_root = on && lab[t] == t;
+    unsigned roots = __ballot_sync(0xffffffffu, is_root);
+    int lane = t % 32, warp = t / 32;
+    if (lane == 0) before[warp] = __popc(roots);
+    __syncthreads();
+    if (t == 0) {
+        int sum = 0;
+        for (int k = 0; k < (int)blockDim.x / 32; ++k) { int c = before[k]; before[k] = sum; sum += c; }
+        objects[i] = sum;
+    }
+    __syncthreads();
+    rank[t] = before[warp] + __popc(roots & ((1u << lane) - 1u));
     __syncthreads();
     if (t < cells) {
-        root[i * cells + t] = on ? lab[t] : -1;
-        size[i * cells + t] = (on && lab[t] == t) ? count[t] : 0;
+        local[i * cells + t] = on ? rank[lab[t]] : -1;
+        size[i * cells + t] = is_root ? count[t] : 0;
     }
 }
 
-// Global labels from roots: ``number`` is the inclusive count of object roots up to each cell of
-// the stack, so the object whose root is cell r of grid i gets label number[i * cells + r].
-extern "C" __global__ void roots_to_labels(const int* root, const int* number, int* labels,
-                                           long long total, int cells) {
+// Stack-wide labels from object_roots: grid i's objects are numbered from base[i] + 1; each
+// object's first cell also records the object's grid, place in the stack and size.
+extern "C" __global__ void number_objects(const int* local, const int* size, const long long* base,
+                                          int* labels, long long* owner, long long* first,
+                                          long long* sizes, long long total, int cells) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
-    int r = root[t];
-    labels[t] = r < 0 ? 0 : number[(t / cells) * cells + r];
+    int l = local[t];
+    long long grid = t / cells, label = l < 0 ? 0 : base[grid] + l + 1;
+    labels[t] = (int)label;
+    if (size[t] > 0) { owner[label] = grid; first[label] = t; sizes[label] = size[t]; }
 }
 
 // Copy grids between two layouts of one flat uint8 buffer each: one thread per row (up to 30 per
@@ -465,31 +482,30 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there).
 
     Labels are numbered in reading order of each object's first cell over the stack (the array-call
-    version numbers them by grid and colour; no primitive depends on the numbering).
+    version numbers them by grid and colour; no primitive depends on the numbering). Two kernels:
+    one labels each grid and counts its objects, one numbers them across the stack from the
+    running count (no pass over every cell to find the objects' first cells).
     """
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     cells = H * W
-    root = xp.empty(g.shape, dtype=xp.int32)
+    local = xp.empty(g.shape, dtype=xp.int32)
     size = xp.empty(g.shape, dtype=xp.int32)
+    objects = xp.zeros(n, dtype=xp.int32)
     if g.size:
-        _kernel("object_roots")((n,), (block_threads(cells),), (g, root, size, np.int32(H), np.int32(W),
-                                                                np.int32(conn), np.int32(bool(by_colour))))
-    flat = root.reshape(-1)
-    is_first = (root.reshape(n, cells) == xp.arange(cells, dtype=xp.int32)[None, :]).reshape(-1)
-    number = xp.cumsum(is_first, dtype=xp.int32)
-    starts = xp.nonzero(is_first)[0]
-    total = int(starts.shape[0])
-    labels = xp.empty(g.shape, dtype=xp.int32)
+        _kernel("object_roots")((n,), (block_threads(cells),),
+                                (g, local, size, objects, np.int32(H), np.int32(W), np.int32(conn),
+                                 np.int32(bool(by_colour))))
+    ends = xp.cumsum(objects, dtype=xp.int64)
+    total = int(ends[-1]) if n else 0
+    labels = xp.zeros(g.shape, dtype=xp.int32)
+    owner = xp.zeros(total + 1, dtype=xp.int64)
+    first = xp.zeros(total + 1, dtype=xp.int64)
+    sizes = xp.zeros(total + 1, dtype=xp.int64)
     if g.size:
         grid, block = thread_launch(n * cells)
-        _kernel("roots_to_labels")(grid, block, (flat, number, labels, np.int64(n * cells), np.int32(cells)))
-    owner = xp.zeros(total + 1, dtype=xp.int64)
-    owner[1:] = starts // cells
-    first = xp.zeros(total + 1, dtype=xp.int64)
-    first[1:] = starts
-    sizes = xp.zeros(total + 1, dtype=xp.int64)
-    sizes[1:] = size.reshape(-1)[starts]
+        _kernel("number_objects")(grid, block, (local, size, ends - objects, labels, owner, first, sizes,
+                                                np.int64(n * cells), np.int32(cells)))
     sizes[0] = n * cells - sizes[1:].sum()
     return labels, owner, sizes, first
 
