@@ -10,6 +10,8 @@ a few array calls; shape-specific primitives run on ``(m, h, w)`` views of runs 
 """
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -159,10 +161,21 @@ class PaddedLayout:
             self.buckets.append((H, W, idx, offset))
             offset += m * H * W
         self.size = offset
-        self.items = items
+        # A weak reference: the items cache their layout, and a cycle between the two would keep
+        # both (and their cell buffers) alive until Python's cyclic collector ran, which large
+        # arrays do not prompt (a depth-3 CPU run held every block's layout: 18.9 GB peak).
+        self._items = weakref.ref(items)
         self._dest = None
         self._per_bucket: dict = {}
         self.buffer = self.scatter(items.cells)
+
+    @property
+    def items(self) -> "Items":
+        """The items this layout pads (it must not outlive them)."""
+        items = self._items()
+        if items is None:
+            raise RuntimeError("a padded layout was used after its items were freed")
+        return items
 
     def _destinations(self):
         """For every cell of the items, its place in the padded buffer (array-call path)."""

@@ -22,3 +22,37 @@ def test_chunked_take_equals_one_step(monkeypatch):
     for j, i in enumerate(order):
         got = chunked.cells[chunked.start[j]:chunked.start[j] + sizes[i]]
         assert np.array_equal(got, cells[start[i]:start[i] + sizes[i]])
+
+
+def test_a_padded_layout_is_freed_with_its_items_without_the_cycle_collector():
+    """Items cache their padded layout; the layout must not hold the items strongly, or the pair
+    (and their buffers) would wait for Python's cyclic collector, which large arrays do not
+    prompt: a depth-3 search kept every block's layout alive that way."""
+    import gc
+    import weakref
+
+    import pytest
+
+    rng = np.random.default_rng(1)
+    n = 50
+    h, w = rng.integers(1, 31, n), rng.integers(1, 31, n)
+    sizes = h * w
+    start = np.cumsum(sizes) - sizes
+    cells = rng.integers(0, 10, int(sizes.sum())).astype(np.uint8)
+    gc.disable()
+    try:
+        items = Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start)
+        lay = items.padded()
+        assert np.array_equal(lay.gather(lay.buffer), cells)  # the layout works while its items live
+        layout_ref = weakref.ref(lay)
+        del lay
+        del items
+        assert layout_ref() is None
+    finally:
+        gc.enable()
+    # A layout kept past its items says so, rather than using freed state.
+    items = Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start)
+    lay = items.padded()
+    del items
+    with pytest.raises(RuntimeError, match="after its items were freed"):
+        lay.gather(lay.buffer)
