@@ -44,28 +44,32 @@ def _label_objects(xp, g, conn: int, by_colour: bool):
     else:
         gi = xp.arange(n)
         slabs = g != 0
+    cells = h * w
     if slabs.shape[0]:
         lab, total = nd.label(slabs, structure=structure)
         total = int(total)
-        p, r, c = xp.nonzero(lab)
-        vals = lab[p, r, c].astype(xp.int64)
+        # The object cells as flat positions (one index array, not three: a third of the work).
+        at = xp.flatnonzero(lab)
+        vals = lab.reshape(-1)[at].astype(xp.int64)
+        slab = at // cells
+        grid = gi[slab]
+        place = grid * cells + (at - slab * cells)  # the cell's flat position in the stack
     else:
         total = 0
-        p = r = c = vals = xp.zeros(0, dtype=xp.int64)
-    grid = gi[p]
-    labels = xp.zeros((n, h, w), dtype=xp.int32)
-    labels[grid, r, c] = vals.astype(xp.int32)
+        vals = grid = place = xp.zeros(0, dtype=xp.int64)
+    labels = xp.zeros(n * cells, dtype=xp.int32)
+    labels[place] = vals.astype(xp.int32)
     owner = xp.zeros(total + 1, dtype=xp.int64)
     owner[vals] = grid
     sizes = xp.bincount(vals, minlength=total + 1)
-    sizes[0] = n * h * w - vals.shape[0]
+    sizes[0] = n * cells - vals.shape[0]
     # Reading order of each object's first cell: ties between objects go to the earliest one. A
-    # label lives in one slab, whose cells ``nonzero`` lists in reading order.
+    # label lives in one slab, whose cells ``flatnonzero`` lists in reading order.
     first = xp.zeros(total + 1, dtype=xp.int64)
     if total:
-        ids, at = xp.unique(vals, return_index=True)
-        first[ids] = grid[at] * (h * w) + r[at] * w + c[at]
-    return labels, owner, sizes, first
+        ids, at_first = xp.unique(vals, return_index=True)
+        first[ids] = place[at_first]
+    return labels.reshape(n, h, w), owner, sizes, first
 
 
 def flat_grid_index(xp, shape):
