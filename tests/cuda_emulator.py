@@ -57,7 +57,11 @@ _PRELUDE = r"""
 #include <algorithm>
 #include <type_traits>
 #include <functional>
-#if !defined(__x86_64__)
+// Fibers switch by a few lines of assembly on x86-64, by ucontext elsewhere (or with EMU_UCONTEXT).
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+#define EMU_ASM_SWITCH 1
+#else
+#define EMU_ASM_SWITCH 0
 #include <ucontext.h>
 #endif
 
@@ -86,14 +90,14 @@ struct Fiber {
     int linear, state, op, lane_arg, width;
     unsigned mask;
     unsigned long long value, result;
-#if !defined(__x86_64__)
+#if !EMU_ASM_SWITCH
     ucontext_t ctx;
 #endif
 };
 
 static Fiber* current = nullptr;
 static void* scheduler_sp = nullptr;
-#if !defined(__x86_64__)
+#if !EMU_ASM_SWITCH
 static ucontext_t scheduler_ctx;
 #endif
 static std::function<void()>* body = nullptr;
@@ -138,7 +142,7 @@ template <class T> struct ptr {
 
 }  // namespace emu
 
-#if defined(__x86_64__)
+#if EMU_ASM_SWITCH
 extern "C" void emu_switch(void** save_sp, void* load_sp);
 asm(R"(
 .text
@@ -167,7 +171,7 @@ emu_switch:
 namespace emu {
 
 static void to_scheduler() {
-#if defined(__x86_64__)
+#if EMU_ASM_SWITCH
     emu_switch(&current->sp, scheduler_sp);
 #else
     swapcontext(&current->ctx, &scheduler_ctx);
@@ -182,7 +186,7 @@ static void fiber_main() {
 }
 
 static void start_fiber(Fiber& f, char* stack) {
-#if defined(__x86_64__)
+#if EMU_ASM_SWITCH
     uintptr_t top = ((uintptr_t)(stack + STACK)) & ~(uintptr_t)15;
     void** sp = (void**)top;
     *--sp = nullptr;                    // keeps the stack aligned as at a call
@@ -200,7 +204,7 @@ static void start_fiber(Fiber& f, char* stack) {
 
 static void resume(Fiber& f) {
     current = &f;
-#if defined(__x86_64__)
+#if EMU_ASM_SWITCH
     emu_switch(&scheduler_sp, f.sp);
 #else
     swapcontext(&scheduler_ctx, &f.ctx);
@@ -463,10 +467,11 @@ def _checked_signature(match) -> str:
     return f'extern "C" __global__ void {match.group(1)}({", ".join(decls)})'
 
 
-def _compile(code: str, tag: str) -> ctypes.CDLL:
+def _compile(code: str, tag: str, defines: tuple = ()) -> ctypes.CDLL:
     """Build ``code`` into a shared library (cached by its text) and load it."""
     cxx = os.environ.get("CXX", "g++")
     flags = ["-O1", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-w"]
+    flags += [f"-D{d}" for d in defines]
     digest = hashlib.sha256((cxx + " ".join(flags) + code).encode()).hexdigest()[:20]
     folder = os.path.join(tempfile.gettempdir(), f"arcbatt-cuda-emulator-{os.getuid()}")
     os.makedirs(folder, exist_ok=True)
@@ -487,7 +492,7 @@ def _compile(code: str, tag: str) -> ctypes.CDLL:
 class Module:
     """A CUDA source compiled for the CPU; ``get_function(name)`` as ``cupy.RawModule`` has it."""
 
-    def __init__(self, source: str, tag: str = "kernels"):
+    def __init__(self, source: str, tag: str = "kernels", defines: tuple = ()):
         self.params = {name: [_param(p) for p in args.split(",") if p.strip()]
                        for name, args in _KERNEL.findall(source)}
         if not self.params:
@@ -507,7 +512,8 @@ class Module:
                 f"unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned seed, "
                 f"void** a, const long long* b) {{ return emu::launch(dim3{{gx, gy, gz}}, dim3{{bx, by, bz}}, "
                 f"seed, [&] {{ {name}({', '.join(args)}); }}); }}")
-        self.lib = _compile(_PRELUDE + _KERNEL.sub(_checked_signature, source) + "\n" + "\n".join(wrappers), tag)
+        self.lib = _compile(_PRELUDE + _KERNEL.sub(_checked_signature, source) + "\n" + "\n".join(wrappers), tag,
+                            defines)
         self.launches = 0
         self.launches_by_kernel = {name: 0 for name in self.params}
 

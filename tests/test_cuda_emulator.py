@@ -93,9 +93,13 @@ extern "C" __global__ void ended_lanes(const int* v, int* out) {
 """
 
 
-@pytest.fixture(scope="module")
-def module():
-    return cuda_emulator.Module(_SOURCE, "emulator-tests")
+@pytest.fixture(scope="module", params=["asm", "ucontext"])
+def module(request):
+    """The test kernels, with fibers switched by assembly (x86-64) and by ucontext (what other
+    machines use)."""
+    if request.param == "asm":
+        return cuda_emulator.Module(_SOURCE, "emulator-tests")
+    return cuda_emulator.Module(_SOURCE, "emulator-tests-ucontext", defines=("EMU_UCONTEXT",))
 
 
 def test_barriers_shuffles_ballots_and_votes_give_cudas_results(module):
