@@ -5,14 +5,19 @@ import pipeline.problem as problem
 from pipeline.problem import Items
 
 
-def test_chunked_take_equals_one_step(monkeypatch):
-    rng = np.random.default_rng(0)
-    n = 500
+def _random_items(rng, n: int):
+    """``n`` random grids of sides 1..30 laid out as items, with their cells, sizes and starts."""
     h, w = rng.integers(1, 31, n), rng.integers(1, 31, n)
     sizes = h * w
     start = np.cumsum(sizes) - sizes
     cells = rng.integers(0, 10, int(sizes.sum())).astype(np.uint8)
-    items = Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start)
+    return Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start), cells, sizes, start
+
+
+def test_chunked_take_equals_one_step(monkeypatch):
+    rng = np.random.default_rng(0)
+    n = 500
+    items, cells, sizes, start = _random_items(rng, n)
     order = rng.permutation(n)[:300]
     monkeypatch.setitem(problem.TAKE_CHUNK_CELLS, "cpu", 1000)
     chunked = items.take(order)
@@ -33,15 +38,9 @@ def test_a_padded_layout_is_freed_with_its_items_without_the_cycle_collector():
 
     import pytest
 
-    rng = np.random.default_rng(1)
-    n = 50
-    h, w = rng.integers(1, 31, n), rng.integers(1, 31, n)
-    sizes = h * w
-    start = np.cumsum(sizes) - sizes
-    cells = rng.integers(0, 10, int(sizes.sum())).astype(np.uint8)
     gc.disable()
     try:
-        items = Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start)
+        items, cells, _, _ = _random_items(np.random.default_rng(1), 50)
         lay = items.padded()
         assert np.array_equal(lay.gather(lay.buffer), cells)  # the layout works while its items live
         layout_ref = weakref.ref(lay)
@@ -51,7 +50,7 @@ def test_a_padded_layout_is_freed_with_its_items_without_the_cycle_collector():
     finally:
         gc.enable()
     # A layout kept past its items says so, rather than using freed state.
-    items = Items(np, cells, np.arange(n), np.zeros(n, dtype=np.int64), h, w, start)
+    items, _, _, _ = _random_items(np.random.default_rng(1), 50)
     lay = items.padded()
     del items
     with pytest.raises(RuntimeError, match="after its items were freed"):
