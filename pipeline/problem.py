@@ -11,7 +11,6 @@ a few array calls; shape-specific primitives run on ``(m, h, w)`` views of runs 
 from __future__ import annotations
 
 import weakref
-
 from dataclasses import dataclass, field
 
 import numpy as np
