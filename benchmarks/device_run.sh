@@ -125,7 +125,7 @@ for step in "$@"; do
                done; done ;;
     costs2) timeout 300 python3 benchmarks/primitive_costs.py --gpu --level 2 --top 60 > "$out/costs2.txt" 2>&1; head -4 "$out/costs2.txt" ;;
     l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
-           CUPY_GPU_MEMORY_LIMIT=22G timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
+           CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

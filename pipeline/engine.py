@@ -66,8 +66,8 @@ def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
     Processes sharing a GPU start together: each caps its memory pool at its share of the card
     (CuPy frees its cached blocks and retries before it reports out-of-memory, which the search
     answers by halving the block), so none starves the others. A limit already set on the pool
-    (CuPy's ``CUPY_GPU_MEMORY_LIMIT``, e.g. ``24G`` to run as on a 24 GB card) counts as the
-    card's size.
+    (CuPy's ``CUPY_GPU_MEMORY_LIMIT``, in bytes or a percentage: ``23622320128`` runs a big card
+    with the 22 GiB an L4 leaves usable) counts as the card's size.
     """
     free, total = cupy.cuda.runtime.memGetInfo()
     pool = cupy.get_default_memory_pool()

@@ -275,7 +275,7 @@ def test_block_size_follows_free_memory_a_pool_limit_and_sharing():
 
     GB = 2**30
     h100 = block_cells_for_memory(79 * GB, 80 * GB, 0)
-    as_l4 = block_cells_for_memory(79 * GB, 80 * GB, 22 * GB)  # CUPY_GPU_MEMORY_LIMIT=22G
+    as_l4 = block_cells_for_memory(79 * GB, 80 * GB, 22 * GB)  # CUPY_GPU_MEMORY_LIMIT=23622320128 (22 GiB)
     l4 = block_cells_for_memory(22 * GB, 22 * GB, 0)
     assert h100[0] == min(400_000_000, int(0.9 * 80 * GB) // BYTES_PER_CELL)
     assert as_l4 == l4 and as_l4[0] < h100[0] and as_l4[1] <= 22 * GB
