@@ -74,21 +74,21 @@ for step in "$@"; do
     prof2) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 2 --repeat 2 --cprofile 45 > "$out/prof2.txt" 2>&1; tail -4 "$out/prof2.txt" ;;
     prof3) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --cprofile 45 > "$out/prof3.txt" 2>&1; tail -4 "$out/prof3.txt" ;;
     buckets) for b in 5,10,15,20,30 10,30 10,20,30; do
-               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 2 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets.txt" | grep -E "tasks|stages"
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 2 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets.txt" | grep -E "tasks|stages|levels"
              done ;;
     buckets3) for b in 10,30 10,20,30; do
-               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages"
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages|levels"
              done ;;
     ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" > "$out/ppg3.txt" 2>&1; tail -7 "$out/ppg3.txt" ;;
     ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" > "$out/ppg2.txt" 2>&1; tail -7 "$out/ppg2.txt" ;;
-    prof3all) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 40 > "$out/prof3all.txt" 2>&1; grep -E "tasks|stages" "$out/prof3all.txt" ;;
+    prof3all) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 40 > "$out/prof3all.txt" 2>&1; grep -E "tasks|stages|levels" "$out/prof3all.txt" ;;
     d3util) nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$out/d3util.csv" &
             smi=$!
             timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1 --json "$out/d3util.json" 2>&1 | tail -3
             kill $smi
             python3 -c "import sys; v=[int(l.split(',')[0]) for l in open(sys.argv[1]) if l.strip()]; print(f'utilisation: {len(v)} samples, mean {sum(v)/max(1,len(v)):.0f}%, >=90%: {sum(x>=90 for x in v)/max(1,len(v)):.0%}')" "$out/d3util.csv" ;;
     sides3) for b in 10,30 10,20,30 5,10,15,20,30; do
-               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/sides3.txt" | grep -E "tasks|stages"
+               timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/sides3.txt" | grep -E "tasks|stages|levels"
              done ;;
     costs) for lv in 2 3; do
              timeout 300 python3 benchmarks/primitive_costs.py --gpu --level $lv --top 45 > "$out/costs$lv.txt" 2>&1; head -3 "$out/costs$lv.txt"
@@ -112,7 +112,7 @@ for step in "$@"; do
                 grep -E "^import|function calls" "$out/warmprof$i.txt"
               done ;;
     half3) for c in 0 200; do
-             timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count $c --top 0 2>&1 | tee -a "$out/half3.txt" | grep -E "tasks|stages"
+             timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count $c --top 0 2>&1 | tee -a "$out/half3.txt" | grep -E "tasks|stages|levels"
            done ;;
     abab3) for i in 1 2; do
              (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 300 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/old3_$i.json" 2>&1 | grep -A1 "^mode" | tail -1 | sed "s/^/old /")
@@ -122,12 +122,12 @@ for step in "$@"; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 --block-scale $b 2>&1 | tee -a "$out/blocks3.txt" | grep -E "tasks|stages|memory|block cells"
              done ;;
     onebucket) for d in 2 3; do for c in 8e6 1e8 4e8; do
-                 timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket"
+                 timeout 200 python3 benchmarks/profile_search.py --gpu --depth $d --top 0 --repeat $((4 - d)) --one-bucket-cells $c 2>&1 | tee -a "$out/onebucket.txt" | grep -E "tasks|one bucket|levels"
                done; done ;;
     costs2) timeout 300 python3 benchmarks/primitive_costs.py --gpu --level 2 --top 60 > "$out/costs2.txt" 2>&1; head -4 "$out/costs2.txt" ;;
     l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
            CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
-    cprof3) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 10 --repeat 2 --cprofile 70 > "$out/cprof3.txt" 2>&1; grep -E "tasks|stages" "$out/cprof3.txt" ;;
+    cprof3) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 10 --repeat 2 --cprofile 70 > "$out/cprof3.txt" 2>&1; grep -E "tasks|stages|levels" "$out/cprof3.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -126,6 +126,7 @@ def profile_once(args) -> None:
     if args.gpu:  # CuPy's pool keeps freed blocks, so what it holds is about the peak
         print(f"device memory held by the pool: {xp.get_default_memory_pool().total_bytes() / 2**30:.1f} GiB")
     print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
+    print("levels:", [round(v, 3) for v in stats.level_seconds])
     print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
     for name, sec in per_primitive.most_common(args.top):
         print(f"{name:28} {sec:8.2f} {calls[name]:6}")

@@ -14,13 +14,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pipeline.keyset import KeySet
+from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
 from solvers.xp import to_host
 
-LEADERBOARD_SIZE = 6
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
 BLOCK_CELLS = {"cpu": 12_000_000, "gpu": 150_000_000}
@@ -37,20 +37,6 @@ USE_PADDED = True      # run padding-indifferent primitives per size bucket (tes
 
 
 @dataclass
-class Candidate:
-    """A ranked program for one task and what it predicts for the test inputs."""
-
-    gid: int
-    rank: float
-    solved: bool
-    train_exact: int
-    score: float
-    mapping: dict | None
-    test_outputs: list
-    test_key: int
-
-
-@dataclass
 class SearchStats:
     """Counts and times of one search."""
 
@@ -62,6 +48,7 @@ class SearchStats:
     truncated: bool = False
     oom_splits: int = 0
     stage_seconds: dict = field(default_factory=dict)
+    level_seconds: list = field(default_factory=list)  # wall time of each level searched
 
     def add_time(self, stage: str, seconds: float) -> None:
         """Accumulate ``seconds`` under ``stage``."""
@@ -110,9 +97,9 @@ class Search:
         self.transforms = transforms()
         self.table = StateTable(len(problem.tasks))
         self.seen = KeySet(problem.xp)
-        self.boards: list[list[Candidate]] = [[] for _ in problem.tasks]
-        self.board_keys: list[set] = [set() for _ in problem.tasks]
-        self.threshold = np.full(len(problem.tasks), -1.0)
+        self.leaderboards = Leaderboards(len(problem.tasks))
+        self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
+        self.threshold = self.leaderboards.threshold  # the rank that enters a full board
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
         # A fixed budget per task (not a share of a global one) keeps results independent of
         # which other tasks run in the same batch or shard.
@@ -148,7 +135,9 @@ class Search:
         self._absorb([_Output(first, None, *self._identity_parts(first))], 0, keep=False)
         for level in range(1, depth + 1):
             last = level == depth
+            t0 = self._now()
             frontier = self._expand_level(frontier, level, last, deadline)
+            self.stats.level_seconds.append(self._now() - t0)
             if self.stats.truncated:
                 break
             self.stats.levels_done = level
@@ -483,7 +472,8 @@ class Search:
         self.stats.add_time("search.hash", self._now() - t0)
         return mixed, valid, key
 
-    def _absorb_merged(self, block: Block, out: Items, hv, ti_h, mixed, valid, key, level, keep, kept_per_task):
+    def _absorb_merged(self, block: Block, out: Items, hv, ids: "_MergedIds", mixed, valid, key, level, keep,
+                       kept_per_task):
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's block of new states, or None."""
         xp = self.xp
@@ -495,25 +485,23 @@ class Search:
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
             return None
-        task_h, gid_h = block.host_ids()
-        if ti_h is None:
-            new_gid = gid_h[new_idx]
+        new_task, parent_gid, new_ti = ids.lookup(new_idx)
+        if new_ti is None:
+            new_gid = parent_gid
         else:
             self.stats.states += len(new_idx)
-            new_gid = self.table.add(gid_h[new_idx], ti_h[new_idx])
+            new_gid = self.table.add(parent_gid, new_ti)
 
         t0 = self._now()
         scored = self._score_new(block, out, hv, mixed, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        self._update_boards(block, out, new_dev, new_idx, new_gid, task_h, ti_h, scored.rank,
-                            scored.solved | scored.cm_ok, scored.n_exact, scored.score, scored.mapping,
-                            scored.cm_ok, scored.test_key)
+        self._update_boards(block, out, new_dev, new_idx, new_gid, new_task, new_ti, scored)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None
         t0 = self._now()
-        nb = self._next_block(out, new_dev, new_idx, new_gid, task_h, kept_per_task)
+        nb = self._next_block(block, out, new_dev, new_gid, new_task, kept_per_task)
         self.stats.add_time("search.frontier", self._now() - t0)
         return nb
 
@@ -598,74 +586,55 @@ class Search:
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
 
-    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, task_h, ti_h, rank, solved, n_exact, score,
-                       mapping, cm_ok, test_key) -> None:
-        """Insert the best new states of each task into its leaderboard (top few, distinct outputs),
-        transform by transform (``ti_h``: the transform of each state, or None).
+    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, new_task, new_ti, scored: "_Scores") -> None:
+        """Offer the best new states of each task and transform to the task's leaderboard (see
+        :class:`Leaderboards`).
 
-        Only the states that beat their task's board cross to the host (``new_dev``: the new
-        states on the device, ``new_idx`` the same on the host)."""
+        ``new_dev``: the new states on the device, ``new_idx`` the same on the host, and their
+        program ids, tasks and transforms (or None). Only the states that beat their task's board
+        cross to the host."""
         xp = self.xp
-        rank_new = rank[new_dev]
-        # The boards' thresholds only rise while inserting: this keeps every state that could
-        # enter; the exact test (against the threshold as its transform began) is made below.
+        rank_new = scored.rank[new_dev]
         better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new_dev]])
         if not better.any():
             return
         pick = np.nonzero(better)[0]
-        idx, gids, tasks = new_idx[pick], new_gid[pick], task_h[new_idx[pick]]
-        trs = np.zeros(len(idx), dtype=np.int64) if ti_h is None else ti_h[idx]
+        idx, gids, tasks = new_idx[pick], new_gid[pick], new_task[pick]
+        trs = np.zeros(len(idx), dtype=np.int64) if new_ti is None else new_ti[pick]
         rank_h = to_host(rank_new[xp.asarray(pick)])
+        # Only the best few of each task and transform are offered.
         order = np.lexsort((gids, -rank_h, trs, tasks))
-        idx, gids, tasks, trs, rank_h = idx[order], gids[order], tasks[order], trs[order], rank_h[order]
-        # The best few of each task and transform.
+        tasks, trs = tasks[order], trs[order]
         first = np.r_[0, np.nonzero(np.diff(tasks) | np.diff(trs))[0] + 1]
         pos = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
-        top = pos < LEADERBOARD_SIZE
-        idx, gids, tasks, trs, rank_h = idx[top], gids[top], tasks[top], trs[top], rank_h[top]
+        top = order[pos < LEADERBOARD_SIZE]
+        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[pos < LEADERBOARD_SIZE], rank_h[top]
         at = xp.asarray(idx)
-        solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in (solved, n_exact, score, cm_ok, test_key))
-        maps_h = to_host(mapping[at]) if mapping is not None else None
-        run, limit = None, -1.0
-        inserted = []  # (candidate, state, colour table or None): test outputs are filled in last
-        for j, s in enumerate(idx.tolist()):
-            t = int(tasks[j])
-            if (t, trs[j]) != run:
-                run, limit = (t, trs[j]), self.threshold[t]
-            if rank_h[j] <= limit:
-                continue
-            table = lut = None
-            tkey = int(tkey_h[j])
-            if cm_h[j]:
-                lut = maps_h[j].astype(np.uint8)
-                table = {c: int(lut[c]) for c in range(10) if lut[c] != c}
-                tkey = hash((tkey, tuple(lut.tolist())))
-            board = self.boards[t]
-            if tkey in self.board_keys[t]:
-                same = next(c for c in board if c.test_key == tkey)
-                if float(rank_h[j]) <= same.rank:
-                    continue
-                board.remove(same)
-            self.board_keys[t].add(tkey)
-            cand = Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
-                             float(score_h[j]), table, None, tkey)
-            board.append(cand)
-            inserted.append((cand, s, lut))
-            board.sort(key=lambda c: (-c.rank, c.gid))
-            for dropped in board[LEADERBOARD_SIZE:]:
-                self.board_keys[t].discard(dropped.test_key)
-            del board[LEADERBOARD_SIZE:]
-            if len(board) == LEADERBOARD_SIZE:
-                self.threshold[t] = board[-1].rank
-            if solved_h[j]:
-                self.solved[t] = True
-        # Only the candidates still on a board need their test outputs (most were pushed off).
-        kept = [(c, s, lut) for c, s, lut in inserted if any(c is b for b in self.boards[int(task_h[s])])]
-        if kept:
-            outputs = self._test_outputs(block, parts, np.array([s for _, s, _ in kept], dtype=np.int64))
-            for c, s, lut in kept:
-                c.test_outputs = outputs[s] if lut is None else [lut[o] for o in outputs[s]]
+        solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in
+                                                    (scored.solved | scored.cm_ok, scored.n_exact, scored.score,
+                                                     scored.cm_ok, scored.test_key))
+        maps_h = to_host(scored.mapping[at]).astype(np.uint8) if scored.mapping is not None else None
+        # A learnt colour table changes the test outputs: it joins their key.
+        keys = [int(k) for k in tkey_h.tolist()]
+        for j in np.nonzero(cm_h)[0].tolist():
+            keys[j] = hash((keys[j], tuple(maps_h[j].tolist())))
+        keys_u64 = np.array([k & 0xFFFF_FFFF_FFFF_FFFF for k in keys], dtype=np.uint64)
 
+        def make(rows: np.ndarray) -> list:
+            outputs = self._test_outputs(block, parts, idx[rows])
+            made = []
+            for j in rows.tolist():
+                if solved_h[j]:
+                    self.solved[int(tasks[j])] = True
+                lut = maps_h[j] if cm_h[j] else None
+                tests = outputs[int(idx[j])]
+                made.append(Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
+                                      float(score_h[j]), None if lut is None else
+                                      {c: int(lut[c]) for c in range(10) if lut[c] != c},
+                                      tests if lut is None else [lut[o] for o in tests], keys[j]))
+            return made
+
+        self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)
     def _test_outputs(self, block, out: Items, idx):
         """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""
         xp, p = self.xp, self.p
@@ -680,10 +649,10 @@ class Search:
             found[s][k] = cells[a:a + h * w].reshape(h, w)
         return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
-    def _next_block(self, out: Items, new_dev, new_idx, new_gid, task_h, kept_per_task):
-        """The new states (within the per-task budget) and their grids, as an ungrouped block."""
+    def _next_block(self, block: Block, out: Items, new_dev, new_gid, tasks, kept_per_task):
+        """The new states (``new_dev``, of ``tasks``) within the per-task budget and their grids, as
+        an ungrouped block."""
         xp = self.xp
-        tasks = task_h[new_idx]
         order = np.argsort(tasks, kind="stable")
         sorted_tasks = tasks[order]
         first = np.r_[0, np.nonzero(np.diff(sorted_tasks))[0] + 1]
@@ -695,7 +664,7 @@ class Search:
         np.add.at(kept_per_task, tasks[keep], 1)
         if not keep.any():
             return None
-        local = xp.full(len(task_h), -1, dtype=xp.int64)
+        local = xp.full(block.num_states, -1, dtype=xp.int64)
         local[new_dev[xp.asarray(keep)]] = xp.arange(int(keep.sum()))
         local_x = local[out.state]
         items = out.take(xp.nonzero(local_x >= 0)[0])
@@ -740,23 +709,47 @@ class _Pending:
 def _merge_outputs(xp, outputs: list):
     """One virtual block and one set of grids from several outputs: states numbered in order.
 
-    Returns ``(block, items, hashes, transform per state on the host or None)``."""
+    Returns ``(block, items, hashes, ids)``: the merged block's ``task`` is on the device (it has
+    no ``gid`` or items), and :class:`_MergedIds` finds a state's task, parent and transform."""
+    ids = _MergedIds(outputs)
     if len(outputs) == 1:
         o = outputs[0]
-        ti = None if o.transform is None else np.full(o.block.num_states, o.transform, dtype=np.int64)
-        return o.block, o.items, o.hashes, ti
+        return o.block, o.items, o.hashes, ids
     parts, offset = [], 0
     for o in outputs:
         it = o.items
         parts.append(Items(xp, it.cells, it.state + offset, it.sample, it.h, it.w, it.start))
         offset += o.block.num_states
-    hosts = [o.block.host_ids() for o in outputs]
-    block = Block(None, xp.concatenate([o.block.task for o in outputs]),
-                  xp.concatenate([o.block.gid for o in outputs]),
-                  _host=(np.concatenate([h[0] for h in hosts]), np.concatenate([h[1] for h in hosts])))
-    ti = np.repeat(np.array([o.transform for o in outputs], dtype=np.int64),
-                   [o.block.num_states for o in outputs])
-    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), ti
+    block = Block(None, xp.concatenate([o.block.task for o in outputs]), None)
+    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), ids
+
+
+class _MergedIds:
+    """The host's view of merged outputs' states: each one's task, the program id of the state it
+    was made from, and its transform, looked up for a few states at a time (the outputs of a
+    block mostly share its one set of states, so nothing per state is built in advance)."""
+
+    def __init__(self, outputs: list):
+        self.outputs = outputs
+        self.offsets = np.cumsum([0] + [o.block.num_states for o in outputs])
+
+    def lookup(self, idx: np.ndarray):
+        """``(task, parent program id, transform or None)`` of the merged states ``idx``."""
+        which = np.searchsorted(self.offsets, idx, side="right") - 1
+        local = idx - self.offsets[which]
+        transforms = [o.transform for o in self.outputs]
+        ti = None if None in transforms else np.asarray(transforms, dtype=np.int64)[which]
+        blocks = {id(o.block): o.block for o in self.outputs}
+        if len(blocks) == 1:
+            task_h, gid_h = next(iter(blocks.values())).host_ids()
+            return task_h[local], gid_h[local], ti
+        task, gid = np.empty(len(idx), dtype=np.int64), np.empty(len(idx), dtype=np.int64)
+        owner = np.array([id(o.block) for o in self.outputs], dtype=object)[which]
+        for key, b in blocks.items():
+            sel = owner == key
+            task_h, gid_h = b.host_ids()
+            task[sel], gid[sel] = task_h[local[sel]], gid_h[local[sel]]
+        return task, gid, ti
 
 
 def _transform_runs(transforms) -> list:

@@ -1,0 +1,94 @@
+"""The leaderboards of a search: each task's best few programs, distinct by their test outputs.
+
+A board keeps the ``size`` best candidates of its task by rank (ties: the older program, the
+smaller state id), at most one per test-output key: of two candidates that predict the same test
+outputs, the better-ranked (or older) stays. Candidates are offered in batches as arrays and
+merged with the boards by sorting, not one by one in Python: only the candidates that end up on
+a board become objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+LEADERBOARD_SIZE = 6
+
+
+@dataclass
+class Candidate:
+    """A ranked program for one task and what it predicts for the test inputs."""
+
+    gid: int
+    rank: float
+    solved: bool
+    train_exact: int
+    score: float
+    mapping: dict | None
+    test_outputs: list
+    test_key: int
+
+
+class Leaderboards:
+    """One board per task (``boards[t]``: :class:`Candidate` s, best first) and the rank a new
+    candidate must beat to enter a full board (``threshold``; -1 while a board has room)."""
+
+    def __init__(self, num_tasks: int, size: int = LEADERBOARD_SIZE):
+        self.size = size
+        self.boards: list[list[Candidate]] = [[] for _ in range(num_tasks)]
+        self.threshold = np.full(num_tasks, -1.0)
+        # The boards as arrays (empty slots: rank -inf), for merging offers by sorting.
+        self._rank = np.full((num_tasks, size), -np.inf)
+        self._gid = np.full((num_tasks, size), -1, dtype=np.int64)
+        self._key = np.zeros((num_tasks, size), dtype=np.uint64)
+
+    def offer(self, tasks: np.ndarray, gids: np.ndarray, ranks: np.ndarray, keys: np.ndarray,
+              make: Callable[[np.ndarray], list]) -> list:
+        """Merge candidates into the boards. ``tasks``, ``gids`` (each newer than every candidate
+        on its task's board), ``ranks`` and test-output ``keys`` (uint64) are arrays with one
+        entry per candidate, in any order; the boards become what offering the candidates one by
+        one in order of gid would make them.
+
+        ``make(indices)`` builds the :class:`Candidate` s of the offered candidates at
+        ``indices`` that enter a board (in that order); returns the list of those candidates."""
+        n = len(tasks)
+        if n == 0:
+            return []
+        touched = np.unique(tasks)
+        on_board = self._rank[touched] > -np.inf
+        t = np.concatenate([np.repeat(touched, self.size)[on_board.ravel()], tasks])
+        g = np.concatenate([self._gid[touched][on_board], gids])
+        r = np.concatenate([self._rank[touched][on_board], ranks])
+        k = np.concatenate([self._key[touched][on_board], keys])
+        src = np.concatenate([np.full(int(on_board.sum()), -1, dtype=np.int64), np.arange(n)])
+        # The best of each (task, key): highest rank, then the oldest.
+        order = np.lexsort((g, -r, k, t))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (t[order][1:] != t[order][:-1]) | (k[order][1:] != k[order][:-1])
+        order = order[first]
+        # The best ``size`` of those per task, in board order.
+        order = order[np.lexsort((g[order], -r[order], t[order]))]
+        tt = t[order]
+        starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
+        pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        order = order[pos < self.size]
+        entered = src[order] >= 0
+        if not entered.any():
+            return []
+        made = make(src[order][entered])
+        new_of = dict(zip(src[order][entered].tolist(), made))
+        # Rewrite the boards that a new candidate entered (the others are unchanged).
+        tt = t[order]
+        starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
+        ends = np.r_[starts[1:], len(order)]
+        changed = np.logical_or.reduceat(entered, starts)
+        for task, lo, hi in zip(tt[starts[changed]].tolist(), starts[changed].tolist(), ends[changed].tolist()):
+            rows = order[lo:hi]
+            old = {c.gid: c for c in self.boards[task]}
+            self.boards[task] = [old[int(g[i])] if src[i] < 0 else new_of[int(src[i])] for i in rows]
+            m = len(rows)
+            self._rank[task, :m], self._gid[task, :m], self._key[task, :m] = r[rows], g[rows], k[rows]
+            if m == self.size:
+                self.threshold[task] = r[rows[-1]]
+        return made
