@@ -42,6 +42,10 @@
 #   l4mem    depth 3 on one GPU with its whole memory and with CuPy's pool capped at 22 GiB (what
 #            an L4, Kaggle's 24 GB card, leaves usable), same run: blocks, out-of-memory halvings
 #   cprof3   depth 3 on all arc1-train on one GPU, the second of two runs under cProfile (host time)
+#   absorbw3 depth 3 unsynchronised (wall only, second of two runs in a process) with new grids
+#            scored together up to 4, 8 and 16 block sizes of cells
+#   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
+#            with the tree in .old and this one, twice alternating: wall and level times
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -128,6 +132,13 @@ for step in "$@"; do
     l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
            CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
     cprof3) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 10 --repeat 2 --cprofile 70 > "$out/cprof3.txt" 2>&1; grep -E "tasks|stages|levels" "$out/cprof3.txt" ;;
+    absorbw3) for a in 4 8 16; do
+                timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 --absorb-cells $a 2>&1 | tee -a "$out/absorbw3.txt" | grep -E "tasks|levels|absorb|pool"
+              done ;;
+    abab3w) for i in 1 2; do
+              PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/old /"
+              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/new /"
+            done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

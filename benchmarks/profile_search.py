@@ -44,6 +44,9 @@ def main() -> None:
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also run the last repeat under cProfile and print its top N functions "
                              "by own time (host-side cost: Python, launches, waits on the device)")
+    parser.add_argument("--no-sync", action="store_true",
+                        help="on a GPU, time the search as it runs (one synchronisation at its end): "
+                             "no per-primitive or per-stage times, wall and level times only")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the search this many times in one process (the GPU compiles its "
                              "kernels on first use: later runs show the warm speed)")
@@ -100,10 +103,13 @@ def profile_once(args) -> None:
         calls[tr.name] += 1
         return out
 
-    search._apply = timed_apply
-    search.sync = None if not args.gpu else sync
+    if args.no_sync:
+        search.sync = None
+    else:
+        search._apply = timed_apply
+        search.sync = None if not args.gpu else sync
     hasher = search.p.hasher
-    for name in ("grids", "padded"):
+    for name in ("grids", "padded") if not args.no_sync else ():
         real = getattr(hasher, name)
 
         def timed_hash(*a, _real=real, **k):
@@ -126,7 +132,7 @@ def profile_once(args) -> None:
     if args.gpu:  # CuPy's pool keeps freed blocks, so what it holds is about the peak
         print(f"device memory held by the pool: {xp.get_default_memory_pool().total_bytes() / 2**30:.1f} GiB")
     print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
-    print("levels:", [round(v, 3) for v in stats.level_seconds])
+    print("levels:", [round(v, 3) for v in getattr(stats, "level_seconds", [])])
     print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
     for name, sec in per_primitive.most_common(args.top):
         print(f"{name:28} {sec:8.2f} {calls[name]:6}")

@@ -71,6 +71,11 @@ def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
     """
     free, total = cupy.cuda.runtime.memGetInfo()
     pool = cupy.get_default_memory_pool()
+    # What the pool holds unused is this process's to reuse: a shard process searching its second
+    # chunk must not take its own freed blocks (held by the pool) for another's memory.
+    free += pool.free_bytes()
+    if pool.get_limit():
+        free = min(free, pool.get_limit() - pool.used_bytes())
     cells, share = block_cells_for_memory(free, total, pool.get_limit(), gpu_share)
     if gpu_share > 1:
         pool.set_limit(size=share)

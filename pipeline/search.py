@@ -15,6 +15,7 @@ import numpy as np
 
 from pipeline.keyset import KeySet
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
+from pipeline.state_table import MergedStates, StateTable
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
@@ -53,37 +54,6 @@ class SearchStats:
     def add_time(self, stage: str, seconds: float) -> None:
         """Accumulate ``seconds`` under ``stage``."""
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
-
-
-class StateTable:
-    """Parent pointers of every state ever created, on the host, grown a batch at a time."""
-
-    def __init__(self, num_tasks: int):
-        self._parent = [np.full(num_tasks, -1, dtype=np.int64)]
-        self._transform = [np.full(num_tasks, -1, dtype=np.int32)]
-        self.size = num_tasks
-        self._frozen = None
-
-    def add(self, parents: np.ndarray, transform) -> np.ndarray:
-        """Register new states made from ``parents`` by ``transform`` (one index for all, or one
-        per state); returns their ids."""
-        ids = np.arange(self.size, self.size + len(parents), dtype=np.int64)
-        self._parent.append(parents.astype(np.int64))
-        self._transform.append(np.broadcast_to(np.asarray(transform, dtype=np.int32), (len(parents),)).copy())
-        self.size += len(parents)
-        self._frozen = None
-        return ids
-
-    def path(self, gid: int) -> list[int]:
-        """Transform indices from the task's input to state ``gid``."""
-        if self._frozen is None:
-            self._frozen = (np.concatenate(self._parent), np.concatenate(self._transform))
-        parent, transform = self._frozen
-        steps = []
-        while parent[gid] >= 0:
-            steps.append(int(transform[gid]))
-            gid = int(parent[gid])
-        return steps[::-1]
 
 
 class Search:
@@ -472,7 +442,7 @@ class Search:
         self.stats.add_time("search.hash", self._now() - t0)
         return mixed, valid, key
 
-    def _absorb_merged(self, block: Block, out: Items, hv, ids: "_MergedIds", mixed, valid, key, level, keep,
+    def _absorb_merged(self, block: Block, out: Items, hv, merged: MergedStates, mixed, valid, key, level, keep,
                        kept_per_task):
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's block of new states, or None."""
@@ -485,23 +455,22 @@ class Search:
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
             return None
-        new_task, parent_gid, new_ti = ids.lookup(new_idx)
-        if new_ti is None:
-            new_gid = parent_gid
+        if merged.transforms is None:  # the identity: the task inputs, which keep their ids
+            new = _NewStates(new_dev, new_idx, merged, None)
         else:
             self.stats.states += len(new_idx)
-            new_gid = self.table.add(parent_gid, new_ti)
+            new = _NewStates(new_dev, new_idx, merged, self.table.add(new_idx, merged))
 
         t0 = self._now()
         scored = self._score_new(block, out, hv, mixed, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        self._update_boards(block, out, new_dev, new_idx, new_gid, new_task, new_ti, scored)
+        self._update_boards(block, out, new, scored)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return None
         t0 = self._now()
-        nb = self._next_block(block, out, new_dev, new_gid, new_task, kept_per_task)
+        nb = self._next_block(block, out, new, kept_per_task)
         self.stats.add_time("search.frontier", self._now() - t0)
         return nb
 
@@ -586,21 +555,18 @@ class Search:
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
 
-    def _update_boards(self, block, parts, new_dev, new_idx, new_gid, new_task, new_ti, scored: "_Scores") -> None:
+    def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores") -> None:
         """Offer the best new states of each task and transform to the task's leaderboard (see
-        :class:`Leaderboards`).
-
-        ``new_dev``: the new states on the device, ``new_idx`` the same on the host, and their
-        program ids, tasks and transforms (or None). Only the states that beat their task's board
-        cross to the host."""
+        :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
         xp = self.xp
-        rank_new = scored.rank[new_dev]
-        better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new_dev]])
+        rank_new = scored.rank[new.dev]
+        better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new.dev]])
         if not better.any():
             return
         pick = np.nonzero(better)[0]
-        idx, gids, tasks = new_idx[pick], new_gid[pick], new_task[pick]
-        trs = np.zeros(len(idx), dtype=np.int64) if new_ti is None else new_ti[pick]
+        idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
+        trs = new.merged.transform(idx)
+        trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
         rank_h = to_host(rank_new[xp.asarray(pick)])
         # Only the best few of each task and transform are offered.
         order = np.lexsort((gids, -rank_h, trs, tasks))
@@ -649,10 +615,10 @@ class Search:
             found[s][k] = cells[a:a + h * w].reshape(h, w)
         return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
-    def _next_block(self, block: Block, out: Items, new_dev, new_gid, tasks, kept_per_task):
-        """The new states (``new_dev``, of ``tasks``) within the per-task budget and their grids, as
-        an ungrouped block."""
+    def _next_block(self, block: Block, out: Items, new: "_NewStates", kept_per_task):
+        """The new states within the per-task budget and their grids, as an ungrouped block."""
         xp = self.xp
+        tasks = new.tasks(slice(None))
         order = np.argsort(tasks, kind="stable")
         sorted_tasks = tasks[order]
         first = np.r_[0, np.nonzero(np.diff(sorted_tasks))[0] + 1]
@@ -665,11 +631,11 @@ class Search:
         if not keep.any():
             return None
         local = xp.full(block.num_states, -1, dtype=xp.int64)
-        local[new_dev[xp.asarray(keep)]] = xp.arange(int(keep.sum()))
+        local[new.dev[xp.asarray(keep)]] = xp.arange(int(keep.sum()))
         local_x = local[out.state]
         items = out.take(xp.nonzero(local_x >= 0)[0])
         items.state = local_x[local_x >= 0]
-        return Block(items, xp.asarray(tasks[keep]), xp.asarray(new_gid[keep]))
+        return Block(items, xp.asarray(tasks[keep]), xp.asarray(new.gids(np.nonzero(keep)[0])))
 
 
 @dataclass
@@ -709,47 +675,44 @@ class _Pending:
 def _merge_outputs(xp, outputs: list):
     """One virtual block and one set of grids from several outputs: states numbered in order.
 
-    Returns ``(block, items, hashes, ids)``: the merged block's ``task`` is on the device (it has
-    no ``gid`` or items), and :class:`_MergedIds` finds a state's task, parent and transform."""
-    ids = _MergedIds(outputs)
+    Returns ``(block, items, hashes, merged)``: the merged block's ``task`` is on the device (it
+    has no ``gid`` or items), and ``merged`` (:class:`MergedStates`) gives a state's task, parent
+    and transform on the host."""
+    merged = MergedStates(outputs)
     if len(outputs) == 1:
         o = outputs[0]
-        return o.block, o.items, o.hashes, ids
+        return o.block, o.items, o.hashes, merged
     parts, offset = [], 0
     for o in outputs:
         it = o.items
         parts.append(Items(xp, it.cells, it.state + offset, it.sample, it.h, it.w, it.start))
         offset += o.block.num_states
     block = Block(None, xp.concatenate([o.block.task for o in outputs]), None)
-    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), ids
+    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), merged
 
 
-class _MergedIds:
-    """The host's view of merged outputs' states: each one's task, the program id of the state it
-    was made from, and its transform, looked up for a few states at a time (the outputs of a
-    block mostly share its one set of states, so nothing per state is built in advance)."""
+@dataclass
+class _NewStates:
+    """The states an absorb found new: their positions in the merged block on the device
+    (``dev``) and the host (``idx``); their ids follow on from ``first_gid`` (None: the task
+    inputs, which keep their own ids)."""
 
-    def __init__(self, outputs: list):
-        self.outputs = outputs
-        self.offsets = np.cumsum([0] + [o.block.num_states for o in outputs])
+    dev: Any
+    idx: np.ndarray
+    merged: MergedStates
+    first_gid: int | None
 
-    def lookup(self, idx: np.ndarray):
-        """``(task, parent program id, transform or None)`` of the merged states ``idx``."""
-        which = np.searchsorted(self.offsets, idx, side="right") - 1
-        local = idx - self.offsets[which]
-        transforms = [o.transform for o in self.outputs]
-        ti = None if None in transforms else np.asarray(transforms, dtype=np.int64)[which]
-        blocks = {id(o.block): o.block for o in self.outputs}
-        if len(blocks) == 1:
-            task_h, gid_h = next(iter(blocks.values())).host_ids()
-            return task_h[local], gid_h[local], ti
-        task, gid = np.empty(len(idx), dtype=np.int64), np.empty(len(idx), dtype=np.int64)
-        owner = np.array([id(o.block) for o in self.outputs], dtype=object)[which]
-        for key, b in blocks.items():
-            sel = owner == key
-            task_h, gid_h = b.host_ids()
-            task[sel], gid[sel] = task_h[local[sel]], gid_h[local[sel]]
-        return task, gid, ti
+    def gids(self, pos) -> np.ndarray:
+        """The ids of the new states at positions ``pos`` (an index array or a slice)."""
+        if self.first_gid is None:
+            return self.merged.parents(self.idx[pos])
+        if isinstance(pos, slice):
+            return self.first_gid + np.arange(len(self.idx), dtype=np.int64)[pos]
+        return self.first_gid + np.asarray(pos, dtype=np.int64)
+
+    def tasks(self, pos) -> np.ndarray:
+        """The tasks of the new states at positions ``pos``."""
+        return self.merged.tasks(self.idx[pos])
 
 
 def _transform_runs(transforms) -> list:

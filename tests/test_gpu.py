@@ -367,3 +367,20 @@ def test_fused_primitive_kernels_identical_on_structured_grids(dev):
             effect[str(t)] = effect.get(str(t), 0) + len(cpu)
     assert {t for t, count in effect.items() if count < 3} == set()
     assert {t.name for t in transforms() if str(t) in effect} == set(FUSED)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_block_size_counts_memory_the_pool_holds_unused():
+    """A shard process's later chunks get the blocks its first got: what CuPy's pool keeps after a
+    search is free for the next one, not memory taken by others."""
+    from pipeline.engine import gpu_block_cells
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = gpu_block_cells(cupy)
+    held = cupy.empty(int(0.3 * cupy.cuda.runtime.memGetInfo()[0]), dtype=cupy.uint8)
+    del held  # back to the pool, which keeps it
+    assert pool.free_bytes() > 0
+    assert gpu_block_cells(cupy) >= 0.95 * before
+    pool.free_all_blocks()

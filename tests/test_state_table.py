@@ -1,0 +1,39 @@
+"""The state table works out parents and transforms from merged outputs' positions."""
+from types import SimpleNamespace
+
+import numpy as np
+
+from pipeline.problem import Block
+from pipeline.state_table import MergedStates, StateTable
+
+
+def block(tasks, gids):
+    return Block(None, np.asarray(tasks, dtype=np.int64), np.asarray(gids, dtype=np.int64))
+
+
+def test_merged_states_of_several_blocks():
+    a, b = block([0, 0, 1], [0, 5, 1]), block([1, 2], [7, 2])
+    merged = MergedStates([SimpleNamespace(block=a, transform=3), SimpleNamespace(block=b, transform=4),
+                           SimpleNamespace(block=a, transform=9)])
+    idx = np.array([0, 2, 3, 4, 6, 7])
+    assert merged.size == 8
+    assert merged.tasks(idx).tolist() == [0, 1, 1, 2, 0, 1]
+    assert merged.parents(idx).tolist() == [0, 1, 7, 2, 5, 1]
+    assert merged.transform(idx).tolist() == [3, 3, 4, 4, 9, 9]
+
+
+def test_paths_follow_parents_across_batches():
+    table = StateTable(3)  # states 0-2: the inputs of three tasks
+    roots = block([0, 1, 2], [0, 1, 2])
+    first = table.add(np.array([1, 2, 3]), MergedStates([SimpleNamespace(block=roots, transform=5),
+                                                         SimpleNamespace(block=roots, transform=6)]))
+    assert first == 3 and table.size == 6  # states 3, 4, 5: transform 5 of task 1, 5 of task 2, 6 of task 0
+    level2 = block([0, 1], [5, 3])
+    second = table.add(np.array([1, 2]), MergedStates([SimpleNamespace(block=level2, transform=8),
+                                                       SimpleNamespace(block=level2, transform=2)]))
+    assert second == 6
+    assert table.path(6) == [5, 8]  # state 3 (task 1), then transform 8
+    assert table.path(7) == [6, 2]  # state 5 (task 0), then transform 2
+    assert table.path(4) == [5] and table.path(2) == []
+    assert table.add(np.array([], dtype=np.int64), MergedStates([SimpleNamespace(block=level2, transform=1)])) == 8
+    assert table.size == 8
