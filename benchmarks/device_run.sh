@@ -46,6 +46,8 @@
 #            scored together up to 4, 8 and 16 block sizes of cells
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
 #            with the tree in .old and this one, twice alternating: wall and level times
+#   cold2    a fresh process's first depth-2 search on one GPU under cProfile (unsynchronised): where
+#            the first search's extra time goes (loading kernels, growing the memory pool)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -139,6 +141,8 @@ for step in "$@"; do
               PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/old /"
               timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/new /"
             done ;;
+    cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
+           timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -70,6 +70,7 @@ def main() -> None:
             profiler = cProfile.Profile()
             profiler.runcall(profile_once, args)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.cprofile)
         else:
             profile_once(args)
 
@@ -78,6 +79,9 @@ def profile_once(args) -> None:
     tasks, _ = load_tasks(args.dataset, args.count)
     if args.gpu:
         import cupy as xp
+
+        from pipeline.engine import warm_up
+        warm_up(0)  # as a run prepares its GPU before searching (imports, kernels of solvers.kernels)
         sync = xp.cuda.Device().synchronize
     else:
         xp, sync = np, (lambda: None)

@@ -260,17 +260,26 @@ class ShardWorkers:
 
 
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
-    """Prepare this process to search on ``gpu``: the search's modules, CuPy, the device's context
-    and memory pool; returns the seconds.
+    """Prepare this process to search on ``gpu``: the search's modules, CuPy and the parts of it
+    that CuPy imports on first use (``cupyx``, which brings SciPy: 0.6 s on the H100 host), the
+    device's context and memory pool, and the compiled kernels of :mod:`solvers.kernels` and
+    :mod:`solvers.fused`; returns the seconds.
 
-    The compiled kernels are left to load on their first launch: loading them by a small search
-    made the first search of two H200s wait 1.5 s for it (benchmarks/RESULTS.md).
+    CuPy's own kernels (those of its array calls) are left to load on their first launch: loading
+    them by a small search made the first search of two H200s wait 1.5 s for it
+    (benchmarks/RESULTS.md).
     """
     start = time.perf_counter()
     if gpu is not None:
         import cupy
+        import cupyx.scipy.ndimage  # noqa: F401  (imported by CuPy's kernels on first use anyway)
+
+        from solvers import fused, kernels
 
         with cupy.cuda.Device(gpu):
             cupy.zeros(16, dtype=cupy.uint8).sum()
             gpu_block_cells(cupy, gpu_share)
+            if kernels.enabled(cupy):
+                kernels.preload()
+                fused.preload()
     return time.perf_counter() - start

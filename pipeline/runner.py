@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
 from pipeline.devices import select_device
-from pipeline.engine import ShardWorkers, gpu_slots, run_search
+from pipeline.engine import ShardWorkers, gpu_slots, run_search, warm_up
 from pipeline.fingerprint import code_fingerprint
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
@@ -131,6 +131,8 @@ class Run:
         # Several GPU shards: their processes start now, while the run prepares, and serve every
         # chunk and depth of the run (one GPU searches in this process).
         self.shard_workers = ShardWorkers(self.gpu_slots) if len(self.gpu_slots) > 1 else None
+        if len(self.gpu_slots) == 1:
+            warm_up(self.gpu_slots[0])
         try:
             self._run(tasks)
         finally:

@@ -590,10 +590,22 @@ extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(name: str):
+def _module():
+    """All kernels of this module as one compiled module (compiled, or loaded from CuPy's disk
+    cache, once per process and device context)."""
     import cupy
 
-    return cupy.RawModule(code=_SOURCE, options=("-std=c++14",)).get_function(name)
+    return cupy.RawModule(code=_SOURCE, options=("-std=c++14",))
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(name: str):
+    return _module().get_function(name)
+
+
+def preload() -> None:
+    """Load the compiled kernels now (on the current GPU), so a search does not wait for it."""
+    _kernel("complete_period")
 
 
 def _block_results(xp, g):

@@ -354,10 +354,23 @@ def enabled(xp) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(name: str):
+def _module():
+    """All kernels of this module as one compiled module (compiled, or loaded from CuPy's disk
+    cache, once per process and device context)."""
     import cupy
 
-    return cupy.RawModule(code=_SPLITMIX + _SOURCE, options=("-std=c++14",)).get_function(name)
+    return cupy.RawModule(code=_SPLITMIX + _SOURCE, options=("-std=c++14",))
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(name: str):
+    return _module().get_function(name)
+
+
+def preload() -> None:
+    """Load the compiled kernels now (on the current GPU), so a search does not wait for it."""
+    _kernel("copy_hash_rows")
+    _elementwise("splitmix64")
 
 
 _SPLITMIX = r"""
