@@ -368,24 +368,21 @@ class Search:
                 res = tr.padded(xp, lay.stack(bucket), h, w)
                 hv[idx] = hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, items.start[idx], h, w)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
-        # Crops: the valid grids, bucket by bucket, each read from its padded result. The host
-        # learns every bucket's count of valid grids and of their cells from one transfer: each
-        # wait for the device leaves it idle while the host prepares the next launches.
-        results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
-        totals = to_host(xp.stack([xp.stack([r.valid.sum(dtype=xp.int64), (r.h * r.w * r.valid).sum(dtype=xp.int64)])
-                                   for r in results]))
-        if int(totals[:, 0].sum()) == 0:
-            return None, None
+        # Crops: the valid grids, bucket by bucket, each read from its padded result.
         kept = []
-        for (H, W, idx, _), res, count in zip(lay.buckets, results, totals[:, 0].tolist()):
-            keep = _true_positions(xp, res.valid, count)
+        for bucket in lay.buckets:
+            H, W, idx, _ = bucket
+            res = tr.padded(xp, lay.stack(bucket), *lay.sides(bucket))
+            keep = xp.nonzero(res.valid)[0]
             kept.append((idx[keep], keep, res, res.h[keep], res.w[keep]))
         src = xp.concatenate([k[0] for k in kept])
+        if src.shape[0] == 0:
+            return None, None
         h = xp.concatenate([k[3] for k in kept]).astype(xp.int64)
         w = xp.concatenate([k[4] for k in kept]).astype(xp.int64)
         sizes = h * w
-        out = Items(xp, xp.empty(int(totals[:, 1].sum()), dtype=xp.uint8), items.state[src], items.sample[src], h,
-                    w, xp.cumsum(sizes) - sizes)
+        out = Items(xp, xp.empty(int(sizes.sum()), dtype=xp.uint8), items.state[src], items.sample[src], h, w,
+                    xp.cumsum(sizes) - sizes)
         hashes, at = [], 0
         for _, keep, res, kh, kw in kept:
             m, OH, OW = res.arr.shape
@@ -716,15 +713,6 @@ class _NewStates:
     def tasks(self, pos) -> np.ndarray:
         """The tasks of the new states at positions ``pos``."""
         return self.merged.tasks(self.idx[pos])
-
-
-def _true_positions(xp, mask, count: int):
-    """``xp.nonzero(mask)[0]`` when the host already knows that ``count`` entries are true: no
-    wait for the device (CuPy's ``nonzero`` synchronises to learn its size)."""
-    slot = xp.where(mask, xp.cumsum(mask, dtype=xp.int64) - 1, count)  # false entries: a spare slot
-    out = xp.empty(count + 1, dtype=xp.int64)
-    out[slot] = xp.arange(mask.shape[0], dtype=xp.int64)
-    return out[:count]
 
 
 def _transform_runs(transforms) -> list:

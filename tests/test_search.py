@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import pipeline.problem as problem_mod
 import pipeline.search as search_mod
@@ -331,12 +329,3 @@ def _blas_threads_in_search():
     tasks, _ = load_tasks("arc1-train", 2)
     pipeline.engine.search_shard(tasks, 1, 0, None, 100)
     return found
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.booleans(), max_size=40))
-def test_true_positions_equal_nonzero(values):
-    from pipeline.search import _true_positions
-
-    mask = np.array(values, dtype=bool)
-    assert _true_positions(np, mask, int(mask.sum())).tolist() == np.nonzero(mask)[0].tolist()
