@@ -48,6 +48,8 @@
 #            with the tree in .old and this one, twice alternating: wall and level times
 #   cold2    a fresh process's first depth-2 search on one GPU under cProfile (unsynchronised): where
 #            the first search's extra time goes (loading kernels, growing the memory pool)
+#   hprof3   depth 3 unsynchronised, the second of two runs in a process under cProfile: the host's
+#            own work (the device's waits gather in the calls that synchronise)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -143,6 +145,7 @@ for step in "$@"; do
             done ;;
     cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
            timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
+    hprof3) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --repeat 2 --cprofile 80 > "$out/hprof3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof3.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac
