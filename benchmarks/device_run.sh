@@ -50,6 +50,11 @@
 #            the first search's extra time goes (loading kernels, growing the memory pool)
 #   hprof3   depth 3 unsynchronised, the second of two runs in a process under cProfile: the host's
 #            own work (the device's waits gather in the calls that synchronise)
+#   nsys3    depth 3 (two runs in a process) under Nsight Systems (the copy bundled with Nsight
+#            Compute on the H100 host), then device busy/idle time of the second run
+#            (benchmarks/nsys_gaps.py). Session 8: the capture worked (562 MB .qdstrm) but nsys could
+#            not run its importer; this step runs the importer itself with its own folder on the
+#            library path (not tried yet)
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -146,6 +151,11 @@ for step in "$@"; do
     cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
            timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
     hprof3) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --repeat 2 --cprofile 80 > "$out/hprof3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof3.txt" ;;
+    nsys3) H=/opt/nvidia/nsight-compute/2025.3.1/host
+           timeout 200 $H/target-linux-x64/nsys profile -t cuda -o /tmp/d3 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
+           [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64 timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | tail -3
+           timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
+           timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

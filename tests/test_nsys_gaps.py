@@ -1,0 +1,18 @@
+"""The device-idle arithmetic of benchmarks/nsys_gaps.py."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from nsys_gaps import device_gaps  # noqa: E402
+
+
+def test_gaps_count_only_time_no_kernel_ran():
+    # Kernels [0, 10), [5, 20) overlap; [15, 18) lies inside the second; then idle until 50.
+    start = np.array([0, 5, 15, 50])
+    end = np.array([10, 20, 18, 60])
+    span, busy, gaps = device_gaps(start, end)
+    assert span == 60
+    assert gaps.tolist() == [0, 0, 30]
+    assert busy == 30
