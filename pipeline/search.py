@@ -15,8 +15,8 @@ import numpy as np
 
 from pipeline.keyset import KeySet
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.state_table import MergedStates, StateTable
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
+from pipeline.state_table import MergedStates, StateTable
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
