@@ -131,7 +131,7 @@ class Search:
         # it is done (memory: the frontier plus one block's working set).
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
-            builder = _BlockBuilder(self.xp, self.block_cells)
+            builder = _BlockBuilder(self.xp, self.block_cells, self._free_device_memory)
             pending = _Pending(self.absorb_cells, self.p.max_samples)
 
             def absorb():
@@ -156,6 +156,7 @@ class Search:
             del block
             t0 = self._now()
             next_frontier += builder.finish()
+            self.stats.oom_splits += builder.oom_fallbacks
             self.stats.add_time("search.regroup", self._now() - t0)
         return next_frontier
 
@@ -782,43 +783,72 @@ class _BlockBuilder:
     """Collects the new states made from one block and cuts them into blocks of whole tasks of
     about ``block_cells`` cells each (a task larger than that gets a block of its own)."""
 
-    def __init__(self, xp, block_cells: int):
+    def __init__(self, xp, block_cells: int, free_memory=None):
         self.xp = xp
         self.block_cells = block_cells
+        self.free_memory = free_memory or (lambda: None)
         self.pending: list[Block] = []
+        self.oom_fallbacks = 0
 
     def add(self, block: Block) -> None:
         """Queue the new states of one transform."""
         self.pending.append(block)
 
     def finish(self) -> list[Block]:
-        """The queued states as blocks of whole tasks, each sorted by shape."""
+        """The queued states as blocks of whole tasks, each sorted by shape.
+
+        If merging the whole queue runs out of device memory, each block is built from its own
+        tasks' part of the queue (the same blocks, with less memory held at once)."""
         if not self.pending:
             return []
+        pending, self.pending = self.pending, []
+        try:
+            return self._merge_and_cut(pending)
+        except Exception as exc:
+            if not _is_out_of_memory(exc):
+                raise
+        self.free_memory()
+        self.oom_fallbacks += 1
+        return [_sorted_block(self.xp, [_subset(self.xp, b, self.xp.asarray(np.isin(to_host(b.task), group)))
+                                        for b in pending])
+                for group in self._task_groups(pending)]
+
+    def _merge_and_cut(self, pending: list) -> list[Block]:
         xp = self.xp
-        offset, parts = 0, []
-        for b in self.pending:
-            items = b.items
-            parts.append(Items(xp, items.cells, items.state + offset, items.sample, items.h, items.w,
-                               items.start))
-            offset += b.num_states
-        merged = Block(sort_by_shape(concat_items(xp, parts)), xp.concatenate([b.task for b in self.pending]),
-                       xp.concatenate([b.gid for b in self.pending]))
-        self.pending = []
-        items = merged.items
-        if int(items.cells.shape[0]) <= self.block_cells:
+        merged = _sorted_block(xp, pending)
+        if int(merged.items.cells.shape[0]) <= self.block_cells:
             return [merged]
-        # Cells per task, then consecutive runs of tasks that fit a block.
-        task_of_item = to_host(merged.task[items.state])
-        cells = np.bincount(task_of_item, weights=to_host(items.h * items.w))
-        tasks = np.nonzero(cells)[0]
+        task_h = to_host(merged.task)
+        return [_subset(xp, merged, xp.asarray(np.isin(task_h, g))) for g in self._task_groups([merged])]
+
+    def _task_groups(self, blocks: list) -> list:
+        """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
+        cells = np.zeros(0)
+        for b in blocks:
+            per_task = np.bincount(to_host(b.task[b.items.state]), weights=to_host(b.items.h * b.items.w))
+            grown = np.zeros(max(len(cells), len(per_task)))
+            grown[:len(cells)] += cells
+            grown[:len(per_task)] += per_task
+            cells = grown
+        if cells.sum() <= self.block_cells:
+            return [np.nonzero(cells)[0].tolist()]
         groups, current, size = [], [], 0.0
-        for t in tasks.tolist():
+        for t in np.nonzero(cells)[0].tolist():
             if current and size + cells[t] > self.block_cells:
                 groups.append(current)
                 current, size = [], 0.0
             current.append(t)
             size += cells[t]
         groups.append(current)
-        task_h = to_host(merged.task)
-        return [_subset(xp, merged, xp.asarray(np.isin(task_h, g))) for g in groups]
+        return groups
+
+
+def _sorted_block(xp, blocks: list) -> Block:
+    """One block of the states of ``blocks`` in order, its grids sorted by shape."""
+    offset, parts = 0, []
+    for b in blocks:
+        items = b.items
+        parts.append(Items(xp, items.cells, items.state + offset, items.sample, items.h, items.w, items.start))
+        offset += b.num_states
+    return Block(sort_by_shape(concat_items(xp, parts)), xp.concatenate([b.task for b in blocks]),
+                 xp.concatenate([b.gid for b in blocks]))

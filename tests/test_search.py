@@ -329,3 +329,28 @@ def _blas_threads_in_search():
     tasks, _ = load_tasks("arc1-train", 2)
     pipeline.engine.search_shard(tasks, 1, 0, None, 100)
     return found
+
+
+@pytest.mark.parametrize("block_cells", [3000, 10**9])
+def test_out_of_memory_while_regrouping_builds_each_block_alone(real_tasks, monkeypatch, block_cells):
+    """Cutting a level's new states into the next level's blocks merges them all first; if that
+    runs out of device memory, each block is built from its own tasks' states alone: the same
+    blocks, so the same results."""
+    tasks = real_tasks[:8]
+
+    def run():
+        search = Search(Problem(tasks, np), block_cells=block_cells, states_per_task=200)
+        search.run(3)
+        return search
+
+    expected = _outcome(run())
+    calls = {"failed": 0}
+
+    def no_room(self, pending):
+        calls["failed"] += 1
+        raise MemoryError("simulated out of device memory")
+
+    monkeypatch.setattr(search_mod._BlockBuilder, "_merge_and_cut", no_room)
+    search = run()
+    assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
+    assert _outcome(search) == expected
