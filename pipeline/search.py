@@ -425,8 +425,7 @@ class Search:
             half = len(outputs) // 2
             return (self._absorb(outputs[:half], level, keep, kept_per_task)
                     + self._absorb(outputs[half:], level, keep, kept_per_task))
-        new_block = self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
-        return [] if new_block is None else [new_block]
+        return self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
 
     def _state_keys(self, block: Block, out: Items, hv):
         """Per state of ``block``: its item hashes by sample, whether it has every sample, its key."""
@@ -446,7 +445,7 @@ class Search:
     def _absorb_merged(self, block: Block, out: Items, hv, merged: MergedStates, mixed, valid, key, level, keep,
                        kept_per_task):
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
-        level's block of new states, or None."""
+        level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
         t0 = self._now()
         cand = xp.nonzero(valid)[0]
@@ -455,7 +454,7 @@ class Search:
         self.stats.add_time("search.dedup", self._now() - t0)
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
-            return None
+            return []
         if merged.transforms is None:  # the identity: the task inputs, which keep their ids
             new = _NewStates(new_dev, new_idx, merged, None)
         else:
@@ -469,11 +468,11 @@ class Search:
         self._update_boards(block, out, new, scored)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
-            return None
+            return []
         t0 = self._now()
-        nb = self._next_block(block, out, new, kept_per_task)
+        blocks = self._next_blocks(block, out, new, kept_per_task)
         self.stats.add_time("search.frontier", self._now() - t0)
-        return nb
+        return blocks
 
     def _score_new(self, block: Block, out: Items, hv, mixed, new_dev, level) -> "_Scores":
         """Scores of the new states ``new_dev`` of a merged block (other states' values are
@@ -616,9 +615,9 @@ class Search:
             found[s][k] = cells[a:a + h * w].reshape(h, w)
         return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
-    def _next_block(self, block: Block, out: Items, new: "_NewStates", kept_per_task):
-        """The new states within the per-task budget and their grids, as an ungrouped block."""
-        xp = self.xp
+    def _next_blocks(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
+        """The new states within the per-task budget and their grids, as an ungrouped block (or
+        several, in order, if taking their grids ran out of device memory)."""
         tasks = new.tasks(slice(None))
         order = np.argsort(tasks, kind="stable")
         sorted_tasks = tasks[order]
@@ -630,13 +629,30 @@ class Search:
             keep &= ~self.solved[tasks]
         np.add.at(kept_per_task, tasks[keep], 1)
         if not keep.any():
-            return None
-        local = xp.full(block.num_states, -1, dtype=xp.int64)
-        local[new.dev[xp.asarray(keep)]] = xp.arange(int(keep.sum()))
-        local_x = local[out.state]
-        items = out.take(xp.nonzero(local_x >= 0)[0])
-        items.state = local_x[local_x >= 0]
-        return Block(items, xp.asarray(tasks[keep]), xp.asarray(new.gids(np.nonzero(keep)[0])))
+            return []
+        return self._kept_blocks(block, out, new, np.nonzero(keep)[0], tasks)
+
+    def _kept_blocks(self, block: Block, out: Items, new: "_NewStates", pos: np.ndarray, tasks) -> list:
+        """The new states at positions ``pos`` with their grids: one block, or on device
+        out-of-memory the blocks of each half of them (the regrouping that follows merges them
+        back in order)."""
+        xp = self.xp
+        try:
+            local = xp.full(block.num_states, -1, dtype=xp.int64)
+            local[new.dev[xp.asarray(pos)]] = xp.arange(len(pos))
+            local_x = local[out.state]
+            sel = xp.nonzero(local_x >= 0)[0]
+            items = out.take(sel)
+            items.state = local_x[sel]
+            return [Block(items, xp.asarray(tasks[pos]), xp.asarray(new.gids(pos)))]
+        except Exception as exc:
+            if not _is_out_of_memory(exc) or len(pos) < 2:
+                raise
+        self._free_device_memory()
+        self.stats.oom_splits += 1
+        half = len(pos) // 2
+        return (self._kept_blocks(block, out, new, pos[:half], tasks)
+                + self._kept_blocks(block, out, new, pos[half:], tasks))
 
 
 @dataclass

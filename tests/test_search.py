@@ -354,3 +354,34 @@ def test_out_of_memory_while_regrouping_builds_each_block_alone(real_tasks, monk
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
+
+
+def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, monkeypatch):
+    """Copying the grids of the states kept for the next level may run out of device memory
+    after the boards were updated: the states are then taken in halves (blocks in order, merged
+    back by the regrouping), with the same results."""
+    import sys
+
+    from pipeline.problem import Items
+
+    tasks = real_tasks[:8]
+
+    def run():
+        search = Search(Problem(tasks, np), states_per_task=200)
+        search.run(3)
+        return search
+
+    expected = _outcome(run())
+    real_take = Items.take
+    calls = {"failed": 0}
+
+    def tight_take(self, order, grouped=False):
+        if sys._getframe(1).f_code.co_name == "_kept_blocks" and len(order) > 50:
+            calls["failed"] += 1  # pretend the device has room for 50 kept grids only
+            raise MemoryError("simulated out of device memory")
+        return real_take(self, order, grouped)
+
+    monkeypatch.setattr(Items, "take", tight_take)
+    search = run()
+    assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
+    assert _outcome(search) == expected
