@@ -120,7 +120,14 @@ class Search:
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
         if not self.expand_solved:
             t0 = self._now()
-            frontier = [b for b in (self._drop_solved(b) for b in frontier) if b is not None]
+            # Block by block, each replaced as soon as its successor exists (memory: the frontier
+            # plus one block).
+            kept: list = []
+            for bi in range(len(frontier)):
+                block, frontier[bi] = frontier[bi], None
+                kept += self._drop_solved(block)
+                del block
+            frontier = kept
             self.stats.add_time("search.prune", self._now() - t0)
         total = len(self.transforms) * len(frontier)
         done = 0
@@ -392,14 +399,32 @@ class Search:
             at = part.stop
         return out, xp.concatenate(hashes)
 
-    def _drop_solved(self, block: Block):
-        xp = self.xp
-        keep = ~xp.asarray(self.solved)[block.task]
+    def _drop_solved(self, block: Block) -> list:
+        """``block`` without the states of solved tasks: as one block, none, or (when copying
+        it runs out of device memory) as blocks of whole tasks."""
+        keep = ~self.xp.asarray(self.solved)[block.task]
         if bool(keep.all()):
-            return block
+            return [block]
         if not bool(keep.any()):
-            return None
-        return _subset(xp, block, keep)
+            return []
+        return self._keep_states(block, keep)
+
+    def _keep_states(self, block: Block, keep) -> list:
+        """The states of ``block`` where ``keep`` holds, as one block; on device out-of-memory
+        as the blocks of each half of its tasks (every block keeps whole tasks, so the search
+        meets each task's states in the same order: the same results)."""
+        xp = self.xp
+        try:
+            return [_subset(xp, block, keep)]
+        except Exception as exc:
+            task_h = block.host_ids()[0]
+            live = np.unique(task_h[to_host(keep)])
+            if not _is_out_of_memory(exc) or len(live) < 2:
+                raise
+        self._free_device_memory()
+        self.stats.oom_splits += 1
+        first = xp.asarray(np.isin(task_h, live[:len(live) // 2]))
+        return self._keep_states(block, keep & first) + self._keep_states(block, keep & ~first)
 
     def _absorb(self, outputs: list, level, keep, kept_per_task=None) -> list:
         """Score, deduplicate and rank the states that ``outputs`` (:class:`_Output`, in transform

@@ -385,3 +385,34 @@ def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, 
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
+
+
+def test_out_of_memory_while_dropping_solved_tasks_keeps_whole_tasks(real_tasks, monkeypatch):
+    """At a level's start the states of solved tasks are dropped by copying the rest of a block;
+    if that runs out of device memory, the block is cut into blocks of whole tasks (halving its
+    tasks), with the same results."""
+    import sys
+
+    tasks = real_tasks[:10]
+
+    def run():
+        # Scoring after every transform: a task solved by a later transform of a level already
+        # has states kept for the next level, which its start drops.
+        search = Search(Problem(tasks, np), states_per_task=200, absorb_cells=1)
+        search.run(3)
+        return search
+
+    expected = _outcome(run())
+    real_subset = search_mod._subset
+    calls = {"failed": 0}
+
+    def tight_subset(xp, block, keep):
+        if sys._getframe(1).f_code.co_name == "_keep_states" and len(set(block.task[keep].tolist())) > 2:
+            calls["failed"] += 1  # pretend the device has room for two tasks' states only
+            raise MemoryError("simulated out of device memory")
+        return real_subset(xp, block, keep)
+
+    monkeypatch.setattr(search_mod, "_subset", tight_subset)
+    search = run()
+    assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
+    assert _outcome(search) == expected
