@@ -50,8 +50,8 @@ class Leaderboards:
         entry per candidate, in any order; the boards become what offering the candidates one by
         one in order of gid would make them.
 
-        ``make(indices)`` builds the :class:`Candidate` s of the offered candidates at
-        ``indices`` that enter a board (in that order); returns the list of those candidates."""
+        ``make(indices)`` builds the candidates (:class:`Candidate`) offered at ``indices``, the
+        ones that enter a board, in that order; returns the list it built."""
         n = len(tasks)
         if n == 0:
             return []
