@@ -2,6 +2,8 @@
 do not depend on batching choices (padded buckets, shards)."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -360,8 +362,6 @@ def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, 
     """Copying the grids of the states kept for the next level may run out of device memory
     after the boards were updated: the states are then taken in halves (blocks in order, merged
     back by the regrouping), with the same results."""
-    import sys
-
     from pipeline.problem import Items
 
     tasks = real_tasks[:8]
@@ -372,16 +372,10 @@ def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, 
         return search
 
     expected = _outcome(run())
-    real_take = Items.take
     calls = {"failed": 0}
-
-    def tight_take(self, order, grouped=False):
-        if sys._getframe(1).f_code.co_name == "_kept_blocks" and len(order) > 50:
-            calls["failed"] += 1  # pretend the device has room for 50 kept grids only
-            raise MemoryError("simulated out of device memory")
-        return real_take(self, order, grouped)
-
-    monkeypatch.setattr(Items, "take", tight_take)
+    # Pretend the device has room for 50 kept grids only.
+    monkeypatch.setattr(Items, "take", _out_of_memory_when(Items.take, "_kept_blocks", calls,
+                                                           lambda self, order, grouped=False: len(order) > 50))
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
@@ -391,8 +385,6 @@ def test_out_of_memory_while_dropping_solved_tasks_keeps_whole_tasks(real_tasks,
     """At a level's start the states of solved tasks are dropped by copying the rest of a block;
     if that runs out of device memory, the block is cut into blocks of whole tasks (halving its
     tasks), with the same results."""
-    import sys
-
     tasks = real_tasks[:10]
 
     def run():
@@ -403,16 +395,21 @@ def test_out_of_memory_while_dropping_solved_tasks_keeps_whole_tasks(real_tasks,
         return search
 
     expected = _outcome(run())
-    real_subset = search_mod._subset
     calls = {"failed": 0}
-
-    def tight_subset(xp, block, keep):
-        if sys._getframe(1).f_code.co_name == "_keep_states" and len(set(block.task[keep].tolist())) > 2:
-            calls["failed"] += 1  # pretend the device has room for two tasks' states only
-            raise MemoryError("simulated out of device memory")
-        return real_subset(xp, block, keep)
-
-    monkeypatch.setattr(search_mod, "_subset", tight_subset)
+    # Pretend the device has room for two tasks' states only.
+    monkeypatch.setattr(search_mod, "_subset", _out_of_memory_when(
+        search_mod._subset, "_keep_states", calls, lambda xp, block, keep: len(set(block.task[keep].tolist())) > 2))
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
+
+
+def _out_of_memory_when(real, caller: str, calls: dict, too_big):
+    """``real`` wrapped to raise MemoryError (counted in ``calls["failed"]``) when the function
+    named ``caller`` calls it with arguments that ``too_big`` says do not fit."""
+    def tight(*args, **kwargs):
+        if sys._getframe(1).f_code.co_name == caller and too_big(*args, **kwargs):
+            calls["failed"] += 1
+            raise MemoryError("simulated out of device memory")
+        return real(*args, **kwargs)
+    return tight
