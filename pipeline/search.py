@@ -585,6 +585,7 @@ class Search:
         :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
         xp = self.xp
         rank_new = scored.rank[new.dev]
+        # A state that does not beat its board's last entry cannot enter the board.
         better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new.dev]])
         if not better.any():
             return
@@ -595,11 +596,11 @@ class Search:
         rank_h = to_host(rank_new[xp.asarray(pick)])
         # Only the best few of each task and transform are offered.
         order = np.lexsort((gids, -rank_h, trs, tasks))
-        tasks, trs = tasks[order], trs[order]
-        first = np.r_[0, np.nonzero(np.diff(tasks) | np.diff(trs))[0] + 1]
-        pos = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
+        run_task, run_tr = tasks[order], trs[order]
+        first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
+        pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
         top = order[pos < LEADERBOARD_SIZE]
-        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[pos < LEADERBOARD_SIZE], rank_h[top]
+        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
         at = xp.asarray(idx)
         solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in
                                                     (scored.solved | scored.cm_ok, scored.n_exact, scored.score,
@@ -626,6 +627,7 @@ class Search:
             return made
 
         self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)
+
     def _test_outputs(self, block, out: Items, idx):
         """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""
         xp, p = self.xp, self.p
@@ -864,15 +866,10 @@ class _BlockBuilder:
 
     def _task_groups(self, blocks: list) -> list:
         """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
-        cells = np.zeros(0)
-        for b in blocks:
-            per_task = np.bincount(to_host(b.task[b.items.state]), weights=to_host(b.items.h * b.items.w))
-            grown = np.zeros(max(len(cells), len(per_task)))
-            grown[:len(cells)] += cells
-            grown[:len(per_task)] += per_task
-            cells = grown
-        if cells.sum() <= self.block_cells:
-            return [np.nonzero(cells)[0].tolist()]
+        blocks = [b for b in blocks if b.num_states]
+        n = 1 + max(int(to_host(b.task).max()) for b in blocks)
+        cells = sum(np.bincount(to_host(b.task[b.items.state]), weights=to_host(b.items.h * b.items.w), minlength=n)
+                    for b in blocks)
         groups, current, size = [], [], 0.0
         for t in np.nonzero(cells)[0].tolist():
             if current and size + cells[t] > self.block_cells:
