@@ -852,7 +852,7 @@ class _BlockBuilder:
                 raise
         self.free_memory()
         self.oom_fallbacks += 1
-        return [_sorted_block(self.xp, [_subset(self.xp, b, self.xp.asarray(np.isin(to_host(b.task), group)))
+        return [_sorted_block(self.xp, [_subset(self.xp, b, self.xp.asarray(np.isin(b.host_ids()[0], group)))
                                         for b in pending])
                 for group in self._task_groups(pending)]
 
@@ -861,15 +861,15 @@ class _BlockBuilder:
         merged = _sorted_block(xp, pending)
         if int(merged.items.cells.shape[0]) <= self.block_cells:
             return [merged]
-        task_h = to_host(merged.task)
+        task_h = merged.host_ids()[0]
         return [_subset(xp, merged, xp.asarray(np.isin(task_h, g))) for g in self._task_groups([merged])]
 
     def _task_groups(self, blocks: list) -> list:
         """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
         blocks = [b for b in blocks if b.num_states]
-        n = 1 + max(int(to_host(b.task).max()) for b in blocks)
-        cells = sum(np.bincount(to_host(b.task[b.items.state]), weights=to_host(b.items.h * b.items.w), minlength=n)
-                    for b in blocks)
+        n = 1 + max(int(b.host_ids()[0].max()) for b in blocks)
+        cells = sum(np.bincount(b.host_ids()[0][to_host(b.items.state)], weights=to_host(b.items.h * b.items.w),
+                                minlength=n) for b in blocks)
         groups, current, size = [], [], 0.0
         for t in np.nonzero(cells)[0].tolist():
             if current and size + cells[t] > self.block_cells:
