@@ -3,8 +3,10 @@
     python benchmarks/nsys_gaps.py capture.sqlite [--from-fraction 0.55]
 
 Prints the span of the kernels, the time at least one kernel ran (busy), the gaps between
-kernels (idle) by size, and the kernels that took the most time, for the part of the capture
-after ``--from-fraction`` of its span (a later search of several in one process).
+kernels (idle) by size, the kernels that took the most time (with their launch counts), the
+copies by direction, and the CUDA runtime calls the host spent most time in (synchronisations
+are where it waited for the device), for the part of the capture after ``--from-fraction`` of
+its span (a later search of several in one process).
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def main() -> None:
     start = np.array([r[0] for r in rows], dtype=np.int64)
     end = np.array([r[1] for r in rows], dtype=np.int64)
     names = np.array([r[2] for r in rows])
-    lo = start.min() + int(args.from_fraction * (end.max() - start.min()))
+    lo = int(start.min()) + int(args.from_fraction * (end.max() - start.min()))
     keep = start >= lo
     start, end, names = start[keep], end[keep], names[keep]
     span, busy, gaps = device_gaps(start, end)
@@ -44,11 +46,33 @@ def main() -> None:
     for lo_us, hi_us in ((0, 10), (10, 100), (100, 1000), (1000, 10000), (10000, 10**9)):
         sel = (gaps >= lo_us * 1000) & (gaps < hi_us * 1000)
         print(f"  gaps {lo_us}-{hi_us} us: {int(sel.sum())}, {gaps[sel].sum() / 1e9:.3f} s")
-    total: dict = {}
-    for n, d in zip(names, end - start):
-        total[n] = total.get(n, 0) + int(d)
-    for n, d in sorted(total.items(), key=lambda kv: -kv[1])[:25]:
-        print(f"  {d / 1e9:8.3f} s  {n}")
+    print("kernels by device time (seconds, launches, name):")
+    _print_totals(names, end - start, 30)
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
+        rows = db.execute("SELECT start, end, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                          "WHERE start >= ?", (lo,)).fetchall()
+        kinds = {1: "host to device", 2: "device to host", 8: "device to device"}
+        print("copies (seconds, count, name):")
+        _print_totals(np.array([kinds.get(r[3], f"kind {r[3]}") for r in rows]),
+                      np.array([r[1] - r[0] for r in rows], dtype=np.int64), 5)
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        rows = db.execute("SELECT r.start, r.end, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                          "JOIN StringIds s ON s.id = r.nameId WHERE r.start >= ?", (lo,)).fetchall()
+        print("host's CUDA runtime calls (seconds, calls, name):")
+        _print_totals(np.array([r[2] for r in rows]),
+                      np.array([r[1] - r[0] for r in rows], dtype=np.int64), 12)
+
+
+def _print_totals(names: np.ndarray, durations: np.ndarray, top: int) -> None:
+    """Print the ``top`` names by summed duration (ns), with their counts."""
+    if len(names) == 0:
+        return
+    uniq, inverse = np.unique(names, return_inverse=True)
+    total = np.bincount(inverse, weights=durations)
+    count = np.bincount(inverse)
+    for i in np.argsort(-total)[:top]:
+        print(f"  {total[i] / 1e9:8.3f} s {count[i]:8d}  {uniq[i]}")
 
 
 if __name__ == "__main__":
