@@ -55,6 +55,9 @@
 #            (benchmarks/nsys_gaps.py). Session 8: the capture worked (562 MB .qdstrm) but nsys could
 #            not run its importer; this step runs the importer itself with its own folder on the
 #            library path (not tried yet)
+#   nsysr3   as nsys3, with each transform's application and each absorb marked as an NVTX range
+#            and only the second run captured: per transform and stage, its host time, kernel
+#            launches, their device time and its synchronisations
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -97,7 +100,7 @@ for step in "$@"; do
     prof3all) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 40 > "$out/prof3all.txt" 2>&1; grep -E "tasks|stages|levels" "$out/prof3all.txt" ;;
     d3util) nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$out/d3util.csv" &
             smi=$!
-            timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1 --json "$out/d3util.json" 2>&1 | tail -3
+            timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1 --json "$out/d3util.json" 2>&1 | grep -v Processing | tail -3
             kill $smi
             python3 -c "import sys; v=[int(l.split(',')[0]) for l in open(sys.argv[1]) if l.strip()]; print(f'utilisation: {len(v)} samples, mean {sum(v)/max(1,len(v)):.0f}%, >=90%: {sum(x>=90 for x in v)/max(1,len(v)):.0%}')" "$out/d3util.csv" ;;
     sides3) for b in 10,30 10,20,30 5,10,15,20,30; do
@@ -152,10 +155,16 @@ for step in "$@"; do
            timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
     hprof3) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --repeat 2 --cprofile 80 > "$out/hprof3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof3.txt" ;;
     nsys3) H=/opt/nvidia/nsight-compute/2025.3.1/host
-           timeout 200 $H/target-linux-x64/nsys profile -t cuda -o /tmp/d3 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
-           [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64 timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | tail -3
+           LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs ldd $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter | grep "not found"
+           [ -f /tmp/d3.qdstrm ] || timeout 200 $H/target-linux-x64/nsys profile -t cuda -o /tmp/d3 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
+           [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | grep -v Processing | tail -3
            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
+    nsysr3) H=/opt/nvidia/nsight-compute/2025.3.1/host
+            timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o /tmp/r3 python3 benchmarks/profile_search.py --gpu --nvtx --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
+            [ -f /tmp/r3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/r3.qdstrm 2>&1 | grep -v Processing | tail -3
+            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/r3.sqlite /tmp/r3.nsys-rep 2>&1 | grep -v Processing | tail -2
+            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/r3.sqlite > "$out/nsysr3.txt"; head -12 "$out/nsysr3.txt"; grep -A 40 "by NVTX" "$out/nsysr3.txt" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -7,6 +7,11 @@ kernels (idle) by size, the kernels that took the most time (with their launch c
 copies by direction, and the CUDA runtime calls the host spent most time in (synchronisations
 are where it waited for the device), for the part of the capture after ``--from-fraction`` of
 its span (a later search of several in one process).
+
+With NVTX ranges in the capture (``profile_search.py --nvtx``, ``nsys profile -t cuda,nvtx``) it
+also attributes every kernel launch and every wait to the range the host was in when it made
+the call: per range name, the host's time in it, its launches, their device time, and its
+synchronisations.
 """
 from __future__ import annotations
 
@@ -62,6 +67,46 @@ def main() -> None:
         print("host's CUDA runtime calls (seconds, calls, name):")
         _print_totals(np.array([r[2] for r in rows]),
                       np.array([r[1] - r[0] for r in rows], dtype=np.int64), 12)
+    if "NVTX_EVENTS" in tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        _print_ranges(db, lo)
+
+
+def range_of(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Index of the range (sorted by start, not overlapping) holding each time in ``t``; -1 for
+    none."""
+    i = np.searchsorted(starts, t, side="right") - 1
+    inside = (i >= 0) & (t < ends[np.maximum(i, 0)])
+    return np.where(inside, i, -1)
+
+
+def _print_ranges(db, lo: int) -> None:
+    """Per NVTX range name: host time in it, kernel launches made in it and their device time,
+    synchronising calls made in it."""
+    ranges = db.execute("SELECT e.start, e.end, COALESCE(e.text, s.value) FROM NVTX_EVENTS e "
+                        "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.end IS NOT NULL "
+                        "AND e.start >= ? ORDER BY e.start", (lo,)).fetchall()
+    if not ranges:
+        return
+    starts = np.array([r[0] for r in ranges], dtype=np.int64)
+    ends = np.array([r[1] for r in ranges], dtype=np.int64)
+    names = np.array([r[2] for r in ranges] + ["(outside ranges)"])
+    calls = db.execute("SELECT r.start, s.value, k.start, k.end FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                       "JOIN StringIds s ON s.id = r.nameId LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
+                       "ON k.correlationId = r.correlationId WHERE r.start >= ?", (lo,)).fetchall()
+    t = np.array([c[0] for c in calls], dtype=np.int64)
+    owner = names[range_of(starts, ends, t)]  # -1 picks "(outside ranges)"
+    kernel = np.array([c[2] is not None for c in calls])
+    device = np.array([(c[3] - c[2]) if c[2] is not None else 0 for c in calls], dtype=np.int64)
+    sync = np.array(["Synchronize" in c[1] or "Memcpy" in c[1] for c in calls])
+    uniq, inverse = np.unique(names, return_inverse=True)
+    host = np.bincount(inverse[:-1], weights=ends - starts, minlength=len(uniq))
+    pos = np.searchsorted(uniq, owner)
+    launches = np.bincount(pos, weights=kernel, minlength=len(uniq))
+    dev = np.bincount(pos, weights=device, minlength=len(uniq))
+    syncs = np.bincount(pos, weights=sync, minlength=len(uniq))
+    print("by NVTX range (host seconds in it, kernel launches, their device seconds, syncs, name):")
+    for i in np.argsort(-(host + dev))[:40]:
+        print(f"  {host[i] / 1e9:7.3f} s {int(launches[i]):7d} {dev[i] / 1e9:7.3f} s {int(syncs[i]):6d}  {uniq[i]}")
 
 
 def _print_totals(names: np.ndarray, durations: np.ndarray, top: int) -> None:

@@ -47,6 +47,10 @@ def main() -> None:
     parser.add_argument("--no-sync", action="store_true",
                         help="on a GPU, time the search as it runs (one synchronisation at its end): "
                              "no per-primitive or per-stage times, wall and level times only")
+    parser.add_argument("--nvtx", action="store_true",
+                        help="on a GPU, mark each transform's application and each absorb as an NVTX "
+                             "range and capture only the last run (cudaProfilerStart/Stop, for "
+                             "nsys --capture-range=cudaProfilerApi; see benchmarks/nsys_gaps.py)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the search this many times in one process (the GPU compiles its "
                              "kernels on first use: later runs show the warm speed)")
@@ -71,8 +75,31 @@ def main() -> None:
             profiler.runcall(profile_once, args)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.cprofile)
+        elif args.nvtx and args.gpu and i == args.repeat - 1:
+            import cupy
+            cupy.cuda.runtime.profilerStart()
+            profile_once(args)
+            cupy.cuda.runtime.profilerStop()
         else:
             profile_once(args)
+
+
+def _nvtx_ranges(search) -> None:
+    """Wrap the search's transform applications and absorbs in NVTX ranges (no synchronisation),
+    so a timeline attributes each kernel and wait to the transform or stage that issued it."""
+    from cupy.cuda import nvtx
+
+    def ranged(name_of, real):
+        def call(*a, **k):
+            nvtx.RangePush(name_of(*a))
+            try:
+                return real(*a, **k)
+            finally:
+                nvtx.RangePop()
+        return call
+
+    search._apply = ranged(lambda block, tr: tr.name, search._apply)
+    search._absorb = ranged(lambda *a: "(absorb)", search._absorb)
 
 
 def profile_once(args) -> None:
@@ -107,13 +134,15 @@ def profile_once(args) -> None:
         calls[tr.name] += 1
         return out
 
-    if args.no_sync:
+    if args.no_sync or args.nvtx:
         search.sync = None
+        if args.nvtx and args.gpu:
+            _nvtx_ranges(search)
     else:
         search._apply = timed_apply
         search.sync = None if not args.gpu else sync
     hasher = search.p.hasher
-    for name in ("grids", "padded") if not args.no_sync else ():
+    for name in ("grids", "padded") if not (args.no_sync or args.nvtx) else ():
         real = getattr(hasher, name)
 
         def timed_hash(*a, _real=real, **k):

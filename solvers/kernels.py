@@ -323,25 +323,43 @@ extern "C" __global__ void colour_counts(const unsigned char* g, long long m, in
 }
 
 // ragged.remap: a thread per cell of the (n, rows, cols) output. Sources and sides are int64
-// arrays read through strides (in elements; 0 along broadcast axes).
-extern "C" __global__ void remap(const unsigned char* g, int H, int W, long long n, int rows, int cols,
-                                 const long long* sr, long long sr0, long long sr1, long long sr2,
-                                 const long long* sc, long long sc0, long long sc1, long long sc2,
-                                 const long long* oh, long long oh0, const long long* ow, long long ow0,
-                                 unsigned char* out) {
-    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    int per = rows * cols;
-    if (t >= n * per) return;
-    long long i = t / per;
-    int k = (int)(t - i * per), r = k / cols, c = k - r * cols;
+// arrays read through strides (in elements; 0 along broadcast axes). Finding a cell's grid, row
+// and column takes two divisions; in 32 bits they cost a fraction of 64-bit ones, so stacks of
+// fewer than 2^31 cells (every block the search makes) take that path.
+template <typename I>
+__device__ void remap_cell(I t, const unsigned char* g, int H, int W, int rows, int cols,
+                           const long long* sr, long long sr0, long long sr1, long long sr2,
+                           const long long* sc, long long sc0, long long sc1, long long sc2,
+                           const long long* oh, long long oh0, const long long* ow, long long ow0,
+                           unsigned char* out) {
+    I per = (I)rows * (I)cols;
+    I i = t / per;
+    I k = t - i * per;
+    int r = (int)(k / (I)cols), c = (int)(k - (I)r * (I)cols);
     unsigned char o = 0;
     if (r < oh[i * oh0] && c < ow[i * ow0]) {
         long long a = sr[i * sr0 + r * sr1 + c * sr2], b = sc[i * sc0 + r * sc1 + c * sc2];
         a = a < 0 ? 0 : (a > H - 1 ? H - 1 : a);
         b = b < 0 ? 0 : (b > W - 1 ? W - 1 : b);
-        o = g[(i * H + a) * W + b];
+        o = g[((long long)i * H + a) * W + b];
     }
     out[t] = o;
+}
+
+extern "C" __global__ void remap(const unsigned char* g, int H, int W, long long n, int rows, int cols,
+                                 const long long* sr, long long sr0, long long sr1, long long sr2,
+                                 const long long* sc, long long sc0, long long sc1, long long sc2,
+                                 const long long* oh, long long oh0, const long long* ow, long long ow0,
+                                 unsigned char* out) {
+    long long total = n * rows * cols;
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    if (total < (1ll << 31))
+        remap_cell<unsigned int>((unsigned int)t, g, H, W, rows, cols, sr, sr0, sr1, sr2, sc, sc0, sc1, sc2,
+                                 oh, oh0, ow, ow0, out);
+    else
+        remap_cell<long long>(t, g, H, W, rows, cols, sr, sr0, sr1, sr2, sc, sc0, sc1, sc2,
+                              oh, oh0, ow, ow0, out);
 }
 """
 

@@ -16,3 +16,10 @@ def test_gaps_count_only_time_no_kernel_ran():
     assert span == 60
     assert gaps.tolist() == [0, 0, 30]
     assert busy == 30
+
+
+def test_range_of_finds_the_range_holding_each_time():
+    from nsys_gaps import range_of
+    starts, ends = np.array([0, 10, 30]), np.array([5, 20, 40])
+    t = np.array([0, 4, 5, 9, 10, 19, 25, 35, 50])
+    assert range_of(starts, ends, t).tolist() == [0, 0, -1, -1, 1, 1, -1, 2, -1]
