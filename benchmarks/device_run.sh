@@ -164,7 +164,8 @@ for step in "$@"; do
             timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o /tmp/r3 python3 benchmarks/profile_search.py --gpu --nvtx --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
             [ -f /tmp/r3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/r3.qdstrm 2>&1 | grep -v Processing | tail -3
             timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/r3.sqlite /tmp/r3.nsys-rep 2>&1 | grep -v Processing | tail -2
-            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/r3.sqlite > "$out/nsysr3.txt"; head -12 "$out/nsysr3.txt"; grep -A 40 "by NVTX" "$out/nsysr3.txt" ;;
+            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/r3.sqlite > "$out/nsysr3.txt"; head -12 "$out/nsysr3.txt"; grep -A 40 "by NVTX" "$out/nsysr3.txt"
+            xz -T0 -6 -c /tmp/r3.sqlite > /tmp/r3.sqlite.xz && [ $(stat -c %s /tmp/r3.sqlite.xz) -lt 16000000 ] && cp /tmp/r3.sqlite.xz "$out/" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

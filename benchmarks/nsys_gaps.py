@@ -71,20 +71,32 @@ def main() -> None:
         _print_ranges(db, lo)
 
 
-def range_of(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Index of the range (sorted by start, not overlapping) holding each time in ``t``; -1 for
-    none."""
-    i = np.searchsorted(starts, t, side="right") - 1
-    inside = (i >= 0) & (t < ends[np.maximum(i, 0)])
-    return np.where(inside, i, -1)
+def innermost(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Index of the innermost range holding each time in ``t`` (ranges sorted by start, nested or
+    apart, never crossing); -1 for none."""
+    owner = np.full(len(t), -1, dtype=np.int64)
+    stack: list = []
+    j = 0
+    for k in np.argsort(t, kind="stable"):
+        while j < len(starts) and starts[j] <= t[k]:
+            while stack and ends[stack[-1]] <= starts[j]:
+                stack.pop()
+            stack.append(j)
+            j += 1
+        while stack and ends[stack[-1]] <= t[k]:
+            stack.pop()
+        owner[k] = stack[-1] if stack else -1
+    return owner
 
 
 def _print_ranges(db, lo: int) -> None:
-    """Per NVTX range name: host time in it, kernel launches made in it and their device time,
-    synchronising calls made in it."""
+    """Per NVTX range name (CuPy's own cub/thrust ranges left out): host time in it less its inner
+    ranges, kernel launches made in it (not in an inner range) and their device time,
+    synchronising calls made in it, and how many times it ran."""
     ranges = db.execute("SELECT e.start, e.end, COALESCE(e.text, s.value) FROM NVTX_EVENTS e "
                         "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.end IS NOT NULL "
                         "AND e.start >= ? ORDER BY e.start", (lo,)).fetchall()
+    ranges = [r for r in ranges if r[2] and not r[2].startswith(("cub::", "thrust::"))]
     if not ranges:
         return
     starts = np.array([r[0] for r in ranges], dtype=np.int64)
@@ -94,19 +106,26 @@ def _print_ranges(db, lo: int) -> None:
                        "JOIN StringIds s ON s.id = r.nameId LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
                        "ON k.correlationId = r.correlationId WHERE r.start >= ?", (lo,)).fetchall()
     t = np.array([c[0] for c in calls], dtype=np.int64)
-    owner = names[range_of(starts, ends, t)]  # -1 picks "(outside ranges)"
+    owner = names[innermost(starts, ends, t)]  # -1 picks "(outside ranges)"
     kernel = np.array([c[2] is not None for c in calls])
     device = np.array([(c[3] - c[2]) if c[2] is not None else 0 for c in calls], dtype=np.int64)
-    sync = np.array(["Synchronize" in c[1] or "Memcpy" in c[1] for c in calls])
+    sync = np.array(["Synchronize" in c[1] for c in calls])
+    # A range's own host time: its span less its direct inner ranges' spans.
+    duration = ends - starts
+    parent = innermost(starts, ends, starts - 1)  # strictly before: a range is not its own parent
+    own = duration.astype(np.float64)
+    np.subtract.at(own, parent[parent >= 0], duration[parent >= 0])
     uniq, inverse = np.unique(names, return_inverse=True)
-    host = np.bincount(inverse[:-1], weights=ends - starts, minlength=len(uniq))
+    host = np.bincount(inverse[:-1], weights=own, minlength=len(uniq))
+    runs = np.bincount(inverse[:-1], minlength=len(uniq))
     pos = np.searchsorted(uniq, owner)
     launches = np.bincount(pos, weights=kernel, minlength=len(uniq))
     dev = np.bincount(pos, weights=device, minlength=len(uniq))
     syncs = np.bincount(pos, weights=sync, minlength=len(uniq))
-    print("by NVTX range (host seconds in it, kernel launches, their device seconds, syncs, name):")
-    for i in np.argsort(-(host + dev))[:40]:
-        print(f"  {host[i] / 1e9:7.3f} s {int(launches[i]):7d} {dev[i] / 1e9:7.3f} s {int(syncs[i]):6d}  {uniq[i]}")
+    print("by NVTX range (own host seconds, kernel launches, their device seconds, stream syncs, runs, name):")
+    for i in np.argsort(-(host + dev))[:50]:
+        print(f"  {host[i] / 1e9:7.3f} s {int(launches[i]):7d} {dev[i] / 1e9:7.3f} s {int(syncs[i]):6d} "
+              f"{int(runs[i]):6d}  {uniq[i]}")
 
 
 def _print_totals(names: np.ndarray, durations: np.ndarray, top: int) -> None:

@@ -85,9 +85,12 @@ def main() -> None:
 
 
 def _nvtx_ranges(search) -> None:
-    """Wrap the search's transform applications and absorbs in NVTX ranges (no synchronisation),
-    so a timeline attributes each kernel and wait to the transform or stage that issued it."""
+    """Mark the search's steps as NVTX ranges (no synchronisation), so a timeline attributes each
+    kernel and wait to the step that issued it: each transform's application (by name), elementwise
+    runs, and the stages of absorbing new states (nested in ``(absorb)``)."""
     from cupy.cuda import nvtx
+
+    import pipeline.search as search_module
 
     def ranged(name_of, real):
         def call(*a, **k):
@@ -99,7 +102,15 @@ def _nvtx_ranges(search) -> None:
         return call
 
     search._apply = ranged(lambda block, tr: tr.name, search._apply)
-    search._absorb = ranged(lambda *a: "(absorb)", search._absorb)
+    for method, name in (("_absorb", "(absorb)"), ("_apply_elementwise_run", "(elementwise run)"),
+                         ("_state_keys", "absorb: state keys"), ("_absorb_merged", "absorb: dedup"),
+                         ("_score_new", "absorb: score"), ("_update_boards", "absorb: boards"),
+                         ("_next_blocks", "absorb: next blocks"), ("_drop_solved", "(prune)")):
+        setattr(search, method, ranged(lambda *a, _n=name: _n, getattr(search, method)))
+    search_module._merge_outputs = ranged(lambda *a: "absorb: merge", search_module._merge_outputs)
+    builder = search_module._BlockBuilder
+    builder.add = ranged(lambda *a: "absorb: add to next level", builder.add)
+    builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
 
 
 def profile_once(args) -> None:

@@ -18,8 +18,9 @@ def test_gaps_count_only_time_no_kernel_ran():
     assert busy == 30
 
 
-def test_range_of_finds_the_range_holding_each_time():
-    from nsys_gaps import range_of
-    starts, ends = np.array([0, 10, 30]), np.array([5, 20, 40])
-    t = np.array([0, 4, 5, 9, 10, 19, 25, 35, 50])
-    assert range_of(starts, ends, t).tolist() == [0, 0, -1, -1, 1, 1, -1, 2, -1]
+def test_innermost_range_holds_each_time():
+    from nsys_gaps import innermost
+    # [0, 20) holds [2, 5) and [8, 12); [30, 40) stands apart.
+    starts, ends = np.array([0, 2, 8, 30]), np.array([20, 5, 12, 40])
+    t = np.array([1, 2, 4, 5, 9, 12, 19, 20, 35, 50, -1])
+    assert innermost(starts, ends, t).tolist() == [0, 1, 1, 0, 2, 0, 0, -1, 3, -1, -1]
