@@ -68,7 +68,7 @@ def main() -> None:
         _print_totals(np.array([r[2] for r in rows]),
                       np.array([r[1] - r[0] for r in rows], dtype=np.int64), 12)
     if "NVTX_EVENTS" in tables and "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-        _print_ranges(db, lo)
+        _print_ranges(db, lo, np.maximum.accumulate(end)[:-1], gaps)
 
 
 def innermost(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -89,10 +89,12 @@ def innermost(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray
     return owner
 
 
-def _print_ranges(db, lo: int) -> None:
+def _print_ranges(db, lo: int, gap_start: np.ndarray, gaps: np.ndarray) -> None:
     """Per NVTX range name (CuPy's own cub/thrust ranges left out): host time in it less its inner
     ranges, kernel launches made in it (not in an inner range) and their device time,
-    synchronising calls made in it, and how many times it ran."""
+    synchronising calls made in it, how many times it ran, and the device's idle time that began
+    while the host was in it (``gaps`` starting at ``gap_start``: the step that kept the device
+    waiting)."""
     ranges = db.execute("SELECT e.start, e.end, COALESCE(e.text, s.value) FROM NVTX_EVENTS e "
                         "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.end IS NOT NULL "
                         "AND e.start >= ? ORDER BY e.start", (lo,)).fetchall()
@@ -122,10 +124,13 @@ def _print_ranges(db, lo: int) -> None:
     launches = np.bincount(pos, weights=kernel, minlength=len(uniq))
     dev = np.bincount(pos, weights=device, minlength=len(uniq))
     syncs = np.bincount(pos, weights=sync, minlength=len(uniq))
-    print("by NVTX range (own host seconds, kernel launches, their device seconds, stream syncs, runs, name):")
+    idle = np.bincount(np.searchsorted(uniq, names[innermost(starts, ends, gap_start)]), weights=gaps,
+                       minlength=len(uniq))
+    print("by NVTX range (own host seconds, device idle begun in it, kernel launches, their device "
+          "seconds, stream syncs, runs, name):")
     for i in np.argsort(-(host + dev))[:50]:
-        print(f"  {host[i] / 1e9:7.3f} s {int(launches[i]):7d} {dev[i] / 1e9:7.3f} s {int(syncs[i]):6d} "
-              f"{int(runs[i]):6d}  {uniq[i]}")
+        print(f"  {host[i] / 1e9:7.3f} s {idle[i] / 1e9:7.3f} s {int(launches[i]):7d} {dev[i] / 1e9:7.3f} s "
+              f"{int(syncs[i]):6d} {int(runs[i]):6d}  {uniq[i]}")
 
 
 def _print_totals(names: np.ndarray, durations: np.ndarray, top: int) -> None:

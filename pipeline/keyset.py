@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class KeySet:
-    """Keys seen so far; :meth:`add_new` says which keys of a batch are new."""
+    """Keys seen so far; :meth:`add_new` says where a batch's new keys first occur."""
 
     def __init__(self, xp):
         self.xp = xp
@@ -16,26 +16,26 @@ class KeySet:
         self.size = 0
 
     def add_new(self, keys):
-        """Mark the first occurrence of every key not seen before (bool mask over ``keys``) and
-        remember those keys."""
+        """Positions (ascending) of the first occurrence of every key of ``keys`` not seen before;
+        remembers those keys. (On a GPU this waits for the device twice: CuPy's ``unique`` sizes
+        its result, and so does finding the fresh keys.)"""
         xp = self.xp
-        mask = xp.zeros(keys.shape[0], dtype=bool)
         if keys.shape[0] == 0:
-            return mask
+            return xp.zeros(0, dtype=xp.int64)
         uniq, first = xp.unique(keys, return_index=True)
         fresh = xp.ones(uniq.shape[0], dtype=bool)
         for run in self.runs:
             pos = xp.minimum(xp.searchsorted(run, uniq), run.shape[0] - 1)
             fresh &= run[pos] != uniq
-        mask[first[fresh]] = True
-        new = uniq[fresh]
+        sel = xp.nonzero(fresh)[0]
+        new = uniq[sel]
         if new.shape[0]:
             self.runs.append(new)
             self.size += int(new.shape[0])
             while len(self.runs) > 1 and self.runs[-2].shape[0] <= 2 * self.runs[-1].shape[0]:
                 b, a = self.runs.pop(), self.runs.pop()
                 self.runs.append(xp.sort(xp.concatenate([a, b])))
-        return mask
+        return xp.sort(first[sel]).astype(xp.int64)
 
     def __len__(self) -> int:
         return self.size

@@ -20,7 +20,7 @@ from pipeline.state_table import MergedStates, StateTable
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
-from solvers.xp import to_host
+from solvers.xp import to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -584,16 +584,17 @@ class Search:
         """Offer the best new states of each task and transform to the task's leaderboard (see
         :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
         xp = self.xp
-        rank_new = scored.rank[new.dev]
-        # A state that does not beat its board's last entry cannot enter the board.
-        better = to_host(rank_new > xp.asarray(self.threshold)[block.task[new.dev]])
+        # A state that does not beat its board's last entry cannot enter the board. The ranks of
+        # all new states cross in one copy and are compared with the thresholds on the host.
+        rank_all = to_host(scored.rank[new.dev])
+        better = rank_all > self.threshold[new.tasks(slice(None))]
         if not better.any():
             return
         pick = np.nonzero(better)[0]
         idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
-        rank_h = to_host(rank_new[xp.asarray(pick)])
+        rank_h = rank_all[pick]
         # Only the best few of each task and transform are offered.
         order = np.lexsort((gids, -rank_h, trs, tasks))
         run_task, run_tr = tasks[order], trs[order]
@@ -602,10 +603,11 @@ class Search:
         top = order[pos < LEADERBOARD_SIZE]
         idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
         at = xp.asarray(idx)
-        solved_h, exact_h, score_h, cm_h, tkey_h = (to_host(a[at]) for a in
-                                                    (scored.solved | scored.cm_ok, scored.n_exact, scored.score,
-                                                     scored.cm_ok, scored.test_key))
-        maps_h = to_host(scored.mapping[at]).astype(np.uint8) if scored.mapping is not None else None
+        mapping = scored.mapping[at] if scored.mapping is not None else xp.zeros((len(idx), 0), dtype=xp.uint8)
+        solved_h, exact_h, score_h, cm_h, tkey_h, maps_h = to_host_all(
+            (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at], scored.cm_ok[at],
+            scored.test_key[at], mapping)
+        maps_h = maps_h.astype(np.uint8) if scored.mapping is not None else None
         # A learnt colour table changes the test outputs: it joins their key.
         keys = [int(k) for k in tkey_h.tolist()]
         for j in np.nonzero(cm_h)[0].tolist():
@@ -635,10 +637,9 @@ class Search:
         want[xp.asarray(idx)] = True
         sel = xp.nonzero(want[out.state] & (out.sample >= p.n_train[block.task[out.state]]))[0]
         picked = out.take(sel)
-        cells = to_host(picked.cells)
+        cells, *rows = to_host_all(picked.cells, picked.state, picked.sample, picked.h, picked.w, picked.start)
         found: dict = {int(s): {} for s in idx.tolist()}
-        for s, k, h, w, a in zip(*(to_host(x).tolist() for x in
-                                   (picked.state, picked.sample, picked.h, picked.w, picked.start))):
+        for s, k, h, w, a in zip(*(r.tolist() for r in rows)):
             found[s][k] = cells[a:a + h * w].reshape(h, w)
         return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
@@ -868,8 +869,9 @@ class _BlockBuilder:
         """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
         blocks = [b for b in blocks if b.num_states]
         n = 1 + max(int(b.host_ids()[0].max()) for b in blocks)
-        cells = sum(np.bincount(b.host_ids()[0][to_host(b.items.state)], weights=to_host(b.items.h * b.items.w),
-                                minlength=n) for b in blocks)
+        xp = self.xp  # cells per task counted on the device: only n numbers cross
+        cells = sum(to_host(xp.bincount(b.task[b.items.state], weights=b.items.h * b.items.w, minlength=n))
+                    for b in blocks)
         groups, current, size = [], [], 0.0
         for t in np.nonzero(cells)[0].tolist():
             if current and size + cells[t] > self.block_cells:

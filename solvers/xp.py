@@ -28,6 +28,22 @@ def to_host(arr) -> np.ndarray:
     return np.asarray(arr)
 
 
+def to_host_all(*arrays) -> list:
+    """NumPy copies of several arrays (any dtypes and shapes) in one transfer from the GPU: their
+    bytes are packed into one device buffer, copied, and split again (each wait for the device costs
+    it its queue of work, so several small copies cost more than one). NumPy arrays pass through."""
+    if _cupy is None or not any(isinstance(a, _cupy.ndarray) for a in arrays):
+        return [np.asarray(a) for a in arrays]
+    parts = [_cupy.ascontiguousarray(_cupy.asarray(a)) for a in arrays]
+    flat = _cupy.concatenate([p.reshape(-1).view(_cupy.uint8) for p in parts])
+    host = _cupy.asnumpy(flat)
+    out, at = [], 0
+    for p in parts:
+        out.append(host[at:at + p.nbytes].copy().view(p.dtype).reshape(p.shape))  # copy: aligned
+        at += p.nbytes
+    return out
+
+
 def data_address(arr) -> int:
     """The address of the first element of ``arr`` (host or device memory)."""
     if _cupy is not None and isinstance(arr, _cupy.ndarray):

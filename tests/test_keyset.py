@@ -1,4 +1,4 @@
-"""KeySet behaves like a Python set that reports first occurrences."""
+"""KeySet behaves like a Python set that reports where new keys first occur."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,10 +12,11 @@ def test_matches_python_set(batches):
     ks, seen = KeySet(np), set()
     for batch in batches:
         keys = np.array(batch, dtype=np.uint64)
-        mask = ks.add_new(keys)
+        positions = ks.add_new(keys)
         expected = []
-        for k in batch:
-            expected.append(k not in seen)
+        for i, k in enumerate(batch):
+            if k not in seen:
+                expected.append(i)
             seen.add(k)
-        assert mask.tolist() == expected
+        assert positions.tolist() == expected
         assert len(ks) == len(seen)
