@@ -584,17 +584,16 @@ class Search:
         """Offer the best new states of each task and transform to the task's leaderboard (see
         :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
         xp = self.xp
-        # A state that does not beat its board's last entry cannot enter the board. The ranks of
-        # all new states cross in one copy and are compared with the thresholds on the host.
-        rank_all = to_host(scored.rank[new.dev])
-        better = rank_all > self.threshold[new.tasks(slice(None))]
-        if not better.any():
+        # A state that does not beat its board's last entry cannot enter the board; only those
+        # that do cross to the host, with their ranks, in one copy.
+        rank_new = scored.rank[new.dev]
+        pick = xp.nonzero(rank_new > xp.asarray(self.threshold)[block.task[new.dev]])[0]
+        if pick.shape[0] == 0:
             return
-        pick = np.nonzero(better)[0]
+        pick, rank_h = to_host_all(pick, rank_new[pick])
         idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
-        rank_h = rank_all[pick]
         # Only the best few of each task and transform are offered.
         order = np.lexsort((gids, -rank_h, trs, tasks))
         run_task, run_tr = tasks[order], trs[order]

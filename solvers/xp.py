@@ -29,14 +29,21 @@ def to_host(arr) -> np.ndarray:
 
 
 def to_host_all(*arrays) -> list:
-    """NumPy copies of several arrays (any dtypes and shapes) in one transfer from the GPU: their
-    bytes are packed into one device buffer, copied, and split again (each wait for the device costs
-    it its queue of work, so several small copies cost more than one). NumPy arrays pass through."""
+    """NumPy copies of several arrays (any dtypes and shapes) in one transfer from the GPU (each
+    wait for the device costs it its queue of work, so several small copies cost more than one).
+    NumPy arrays pass through."""
     if _cupy is None or not any(isinstance(a, _cupy.ndarray) for a in arrays):
         return [np.asarray(a) for a in arrays]
-    parts = [_cupy.ascontiguousarray(_cupy.asarray(a)) for a in arrays]
-    flat = _cupy.concatenate([p.reshape(-1).view(_cupy.uint8) for p in parts])
-    host = _cupy.asnumpy(flat)
+    return packed_copy(_cupy, arrays)
+
+
+def packed_copy(xp, arrays) -> list:
+    """Host copies of ``arrays`` made through one packed buffer: their bytes are concatenated on
+    ``xp``'s device, copied to the host at once, and split back into arrays of their own dtypes
+    and shapes (what :func:`to_host_all` does on a GPU; on NumPy it only copies)."""
+    parts = [xp.ascontiguousarray(xp.asarray(a)) for a in arrays]
+    flat = xp.concatenate([p.reshape(-1).view(xp.uint8) for p in parts])
+    host = _cupy.asnumpy(flat) if xp is _cupy else np.asarray(flat)
     out, at = [], 0
     for p in parts:
         out.append(host[at:at + p.nbytes].copy().view(p.dtype).reshape(p.shape))  # copy: aligned

@@ -384,3 +384,17 @@ def test_block_size_counts_memory_the_pool_holds_unused():
     assert pool.free_bytes() > 0
     assert gpu_block_cells(cupy) >= 0.95 * before
     pool.free_all_blocks()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_one_packed_copy_gives_each_device_array_back():
+    import cupy
+
+    from solvers.xp import to_host_all
+    rng = np.random.default_rng(5)
+    host = [rng.random(7), rng.integers(0, 9, (3, 4)).astype(np.uint8), rng.random(5) > 0.5,
+            rng.integers(0, 2**63, 6, dtype=np.int64).astype(np.uint64), np.zeros((0, 10), dtype=np.uint8)]
+    copies = to_host_all(*(cupy.asarray(a) for a in host))
+    for a, c in zip(host, copies):
+        assert c.dtype == a.dtype and c.shape == a.shape and np.array_equal(a, c)

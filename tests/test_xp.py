@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from solvers.xp import cummax, cummax_doubling, repeat_index, stable_argsort
+from solvers.xp import cummax, cummax_doubling, packed_copy, repeat_index, stable_argsort
 
 
 @settings(max_examples=150, deadline=None)
@@ -26,3 +26,14 @@ def test_repeat_index_matches_repeat(counts):
 @given(hnp.arrays(np.int8, hnp.array_shapes(min_dims=2, max_dims=2, max_side=20), elements=st.integers(0, 2)))
 def test_stable_argsort_keeps_ties_in_order(a):
     assert np.array_equal(stable_argsort(np, a, axis=1), np.argsort(a, axis=1, kind="mergesort"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(hnp.arrays(st.sampled_from([np.bool_, np.uint8, np.int64, np.uint64, np.float64]),
+                           hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5)), min_size=1, max_size=6))
+def test_packed_copy_gives_back_each_array(arrays):
+    copies = packed_copy(np, arrays)
+    assert len(copies) == len(arrays)
+    for a, c in zip(arrays, copies):
+        assert c.dtype == a.dtype and c.shape == a.shape
+        assert np.array_equal(a.view(np.uint8), c.view(np.uint8))  # bit for bit (NaNs too)
