@@ -17,7 +17,7 @@ import numpy as np
 
 from pipeline.hashing import GridHasher
 from solvers import kernels
-from solvers.xp import repeat_index, to_host
+from solvers.xp import data_address, repeat_index, to_host
 
 
 @dataclass
@@ -260,8 +260,34 @@ def concat_items(xp, parts: list) -> Items:
     h = xp.concatenate([p.h for p in parts])
     w = xp.concatenate([p.w for p in parts])
     sizes = h * w
-    return Items(xp, xp.concatenate([p.cells for p in parts]), xp.concatenate([p.state for p in parts]),
+    return Items(xp, join_cells(xp, [p.cells for p in parts]), xp.concatenate([p.state for p in parts]),
                  xp.concatenate([p.sample for p in parts]), h, w, xp.cumsum(sizes) - sizes)
+
+
+def join_cells(xp, arrays: list):
+    """The 1-D uint8 ``arrays`` end to end: a view when they lie back to back in one allocation
+    (outputs cut from one buffer, see ``search._Pending.cells``), else a concatenation (a copy)."""
+    first = arrays[0]
+    owner = _owner(xp, first)
+    back_to_back = owner is not None and all(
+        _owner(xp, b) is owner and data_address(a) + a.nbytes == data_address(b) for a, b in zip(arrays, arrays[1:]))
+    if not back_to_back or not all(a.ndim == 1 and a.flags.c_contiguous for a in arrays):
+        return xp.concatenate(arrays)
+    total = sum(int(a.shape[0]) for a in arrays)
+    if xp is np:
+        flat = owner.reshape(-1)
+        at = data_address(first) - data_address(flat)
+        return flat[at:at + total]
+    return xp.ndarray((total,), dtype=first.dtype, memptr=first.data)
+
+
+def _owner(xp, a):
+    """What owns ``a``'s memory: the base ndarray (NumPy; None if ``a`` owns it) or the device
+    allocation (CuPy)."""
+    if xp is np:
+        base = a.base
+        return base if isinstance(base, np.ndarray) and base.flags.c_contiguous and base.dtype == a.dtype else None
+    return a.data.mem
 
 
 @dataclass

@@ -90,6 +90,7 @@ class Search:
         self.stats = SearchStats()
         # Profiling sets this to the device's synchronize, so stage times are device times too.
         self.sync = None
+        self._pending = None  # the queue of the block being expanded (its outputs' cells buffer)
 
     def _now(self) -> float:
         if self.sync is not None:
@@ -139,7 +140,7 @@ class Search:
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
             builder = _BlockBuilder(self.xp, self.block_cells, self._free_device_memory)
-            pending = _Pending(self.absorb_cells, self.p.max_samples)
+            pending = self._pending = _Pending(self.xp, self.absorb_cells, self.p.max_samples)
 
             def absorb():
                 for new_block in self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task):
@@ -151,6 +152,7 @@ class Search:
                 for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
+                        self._pending = None
                         return []
                     for output in self._apply_run(block, run):
                         if pending.add(output):
@@ -160,6 +162,7 @@ class Search:
                         self.progress(level, done, total)
                 if pending:
                     absorb()
+            self._pending = None
             del block
             t0 = self._now()
             next_frontier += builder.finish()
@@ -231,10 +234,9 @@ class Search:
     def _apply_luts(self, items: Items, luts):
         """Cells (K, C) and hashes (K, I) of the items mapped through each of K colour tables."""
         xp = self.xp
-        K = int(luts.shape[0])
-        cells = luts[:, items.cells]
+        K, C = int(luts.shape[0]), int(items.cells.shape[0])
+        cells = xp.take(luts, items.cells, axis=1, out=self._output_cells(K * C).reshape(K, C))
         if kernels.enabled(xp):  # hash the mapped cells where they lie: one kernel for all K
-            C = int(items.cells.shape[0])
             base = (xp.arange(K, dtype=xp.int64) * C)[:, None] + items.start[None, :]
             hashes = self.p.hasher.copy_padded(cells, base.reshape(-1), 0, None, None, xp.tile(items.h, K),
                                                xp.tile(items.w, K))
@@ -256,6 +258,13 @@ class Search:
                 stack = luts[:, items.view(group)].reshape(-1, hh, ww)
                 hashes[:, lo:hi] = self.p.hasher.grids(stack).reshape(K, hi - lo)
         return cells, hashes
+
+    def _output_cells(self, n: int):
+        """An uninitialised uint8 array for ``n`` cells of a transform's output: cut from the
+        pending queue's buffer while a block is expanded (see :meth:`_Pending.cells`)."""
+        if self._pending is None:
+            return self.xp.empty(n, dtype=self.xp.uint8)
+        return self._pending.cells(n)
 
     def _free_device_memory(self) -> None:
         stack_cache.forget()
@@ -368,7 +377,7 @@ class Search:
         the buckets' results)."""
         xp, hasher = self.xp, self.p.hasher
         if tr.primitive.pad == "inplace":
-            cells = xp.empty(int(items.cells.shape[0]), dtype=xp.uint8)
+            cells = self._output_cells(int(items.cells.shape[0]))
             hv = xp.empty(items.count, dtype=xp.uint64)
             for bucket in lay.buckets:
                 H, W, idx, _ = bucket
@@ -389,7 +398,7 @@ class Search:
         h = xp.concatenate([k[3] for k in kept]).astype(xp.int64)
         w = xp.concatenate([k[4] for k in kept]).astype(xp.int64)
         sizes = h * w
-        out = Items(xp, xp.empty(int(sizes.sum()), dtype=xp.uint8), items.state[src], items.sample[src], h, w,
+        out = Items(xp, self._output_cells(int(sizes.sum())), items.state[src], items.sample[src], h, w,
                     xp.cumsum(sizes) - sizes)
         hashes, at = [], 0
         for _, keep, res, kh, kw in kept:
@@ -695,11 +704,27 @@ class _Output:
 class _Pending:
     """Outputs waiting to be absorbed together, up to a budget of cells (and state slots)."""
 
-    def __init__(self, budget_cells: int, max_samples: int):
+    def __init__(self, xp, budget_cells: int, max_samples: int):
+        self.xp = xp
         self.budget = budget_cells
         self.max_samples = max_samples
         self.outputs: list[_Output] = []
         self.cost = 0
+        self._buffer = None
+        self._used = 0
+
+    def cells(self, n: int):
+        """An uninitialised uint8 array for the ``n`` cells of an output about to be queued here.
+        Outputs are cut back to back from one buffer (of the budget's size) while it has room, so
+        absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`)."""
+        xp = self.xp
+        if self._buffer is None:
+            self._buffer = xp.empty(self.budget, dtype=xp.uint8)
+        if self._used + n > self._buffer.shape[0]:
+            return xp.empty(n, dtype=xp.uint8)
+        out = self._buffer[self._used:self._used + n]
+        self._used += n
+        return out
 
     def add(self, output: _Output) -> bool:
         """Queue an output; True when the queue is full and should be absorbed now."""
@@ -710,6 +735,7 @@ class _Pending:
     def take(self) -> list:
         """The queued outputs, emptying the queue."""
         outputs, self.outputs, self.cost = self.outputs, [], 0
+        self._buffer, self._used = None, 0  # the taken outputs keep their part of it alive
         return outputs
 
     def __bool__(self) -> bool:

@@ -322,44 +322,32 @@ extern "C" __global__ void colour_counts(const unsigned char* g, long long m, in
     }
 }
 
-// ragged.remap: a thread per cell of the (n, rows, cols) output. Sources and sides are int64
-// arrays read through strides (in elements; 0 along broadcast axes). Finding a cell's grid, row
-// and column takes two divisions; in 32 bits they cost a fraction of 64-bit ones, so stacks of
-// fewer than 2^31 cells (every block the search makes) take that path.
-template <typename I>
-__device__ void remap_cell(I t, const unsigned char* g, int H, int W, int rows, int cols,
-                           const long long* sr, long long sr0, long long sr1, long long sr2,
-                           const long long* sc, long long sc0, long long sc1, long long sc2,
-                           const long long* oh, long long oh0, const long long* ow, long long ow0,
-                           unsigned char* out) {
-    I per = (I)rows * (I)cols;
-    I i = t / per;
-    I k = t - i * per;
-    int r = (int)(k / (I)cols), c = (int)(k - (I)r * (I)cols);
-    unsigned char o = 0;
-    if (r < oh[i * oh0] && c < ow[i * ow0]) {
-        long long a = sr[i * sr0 + r * sr1 + c * sr2], b = sc[i * sc0 + r * sc1 + c * sc2];
-        a = a < 0 ? 0 : (a > H - 1 ? H - 1 : a);
-        b = b < 0 ? 0 : (b > W - 1 ? W - 1 : b);
-        o = g[((long long)i * H + a) * W + b];
-    }
-    out[t] = o;
-}
-
-extern "C" __global__ void remap(const unsigned char* g, int H, int W, long long n, int rows, int cols,
+// ragged.remap: a block per grid of the (n, H, W) stack. The grid is read once into shared memory
+// (coalesced; a rotation's or transpose's gather straight from global memory would touch a new
+// 32-byte sector for nearly every cell), then each thread gathers output cells from it. Sources
+// and sides are int64 arrays read through strides (in elements; 0 along broadcast axes).
+extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows, int cols,
                                  const long long* sr, long long sr0, long long sr1, long long sr2,
                                  const long long* sc, long long sc0, long long sc1, long long sc2,
                                  const long long* oh, long long oh0, const long long* ow, long long ow0,
                                  unsigned char* out) {
-    long long total = n * rows * cols;
-    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (t >= total) return;
-    if (total < (1ll << 31))
-        remap_cell<unsigned int>((unsigned int)t, g, H, W, rows, cols, sr, sr0, sr1, sr2, sc, sc0, sc1, sc2,
-                                 oh, oh0, ow, ow0, out);
-    else
-        remap_cell<long long>(t, g, H, W, rows, cols, sr, sr0, sr1, sr2, sc, sc0, sc1, sc2,
-                              oh, oh0, ow, ow0, out);
+    __shared__ unsigned char cell[1024];
+    const long long i = blockIdx.x;
+    const int cells = H * W, per = rows * cols;
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) cell[k] = g[i * cells + k];
+    __syncthreads();
+    const long long hi = oh[i * oh0], wi = ow[i * ow0];
+    for (int k = threadIdx.x; k < per; k += blockDim.x) {
+        int r = k / cols, c = k - r * cols;
+        unsigned char o = 0;
+        if (r < hi && c < wi) {
+            long long a = sr[i * sr0 + r * sr1 + c * sr2], b = sc[i * sc0 + r * sc1 + c * sc2];
+            a = a < 0 ? 0 : (a > H - 1 ? H - 1 : a);
+            b = b < 0 ? 0 : (b > W - 1 ? W - 1 : b);
+            o = cell[a * W + b];
+        }
+        out[i * per + k] = o;
+    }
 }
 """
 
@@ -418,11 +406,13 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
     """The gather of ``ragged.remap`` in one kernel: ``out[i, r, c] = g[i, src_r, src_c]`` (sources
     clipped into the stack) inside each grid's ``out_h`` x ``out_w`` box, 0 outside. ``R``, ``C``
     are the output's row and column index grids (they give its shape); the sources and sides
-    broadcast against it and are read through their strides, so no per-cell index array is built
-    and each cell costs one division to find its grid, row and column."""
+    broadcast against it and are read through their strides, so no per-cell index array is built.
+    A block per grid stages the grid in shared memory (at most 1024 cells)."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     rows, cols = int(R.shape[1]), int(C.shape[2])
+    if H * W > 1024:
+        raise ValueError(f"grids up to 1024 cells, got {H}x{W}")
     out = xp.empty((n, rows, cols), dtype=g.dtype)
     if out.size == 0:
         return out
@@ -431,9 +421,8 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
         v = xp.broadcast_to(xp.asarray(v, dtype=xp.int64), shape)
         args.append(v)
         args.extend(np.int64(st // 8) for st in v.strides)
-    grid, block = thread_launch(out.size)
-    _kernel("remap")(grid, block, (g, np.int32(H), np.int32(W), np.int64(n), np.int32(rows), np.int32(cols),
-                                   *args, out))
+    threads = min(256, -(-max(rows * cols, H * W) // 32) * 32)
+    _kernel("remap")((n,), (threads,), (g, np.int32(H), np.int32(W), np.int32(rows), np.int32(cols), *args, out))
     return out
 
 

@@ -55,3 +55,16 @@ def test_a_padded_layout_is_freed_with_its_items_without_the_cycle_collector():
     del items
     with pytest.raises(RuntimeError, match="after its items were freed"):
         lay.gather(lay.buffer)
+
+
+def test_cells_back_to_back_in_one_buffer_join_without_a_copy():
+    buf = np.arange(20, dtype=np.uint8)
+    parts = [buf[0:5], buf[5:12], buf[12:13]]
+    joined = problem.join_cells(np, parts)
+    assert np.array_equal(joined, np.concatenate(parts))
+    assert np.shares_memory(joined, buf)
+    # A gap, another buffer, or an order that is not back to back: a copy with the same cells.
+    for parts in ([buf[0:5], buf[6:12]], [buf[0:5], np.arange(3, dtype=np.uint8)], [buf[5:12], buf[0:5]]):
+        joined = problem.join_cells(np, parts)
+        assert np.array_equal(joined, np.concatenate(parts))
+        assert not np.shares_memory(joined, buf)
