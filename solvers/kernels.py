@@ -322,22 +322,26 @@ extern "C" __global__ void colour_counts(const unsigned char* g, long long m, in
     }
 }
 
-// ragged.remap: a block per grid of the (n, H, W) stack. The grid is read once into shared memory
-// (coalesced; a rotation's or transpose's gather straight from global memory would touch a new
-// 32-byte sector for nearly every cell), then each thread gathers output cells from it. Sources
+// ragged.remap: a warp per grid of the (n, H, W) stack (8 grids per block). The warp reads its grid
+// once into shared memory (coalesced; a rotation's or transpose's gather straight from global
+// memory would touch a new 32-byte sector for nearly every cell), then gathers the output cells
+// from it. A block per grid would cost more in scheduling than the work of a 10 x 10 grid. Sources
 // and sides are int64 arrays read through strides (in elements; 0 along broadcast axes).
-extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows, int cols,
+extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows, int cols, long long n,
                                  const long long* sr, long long sr0, long long sr1, long long sr2,
                                  const long long* sc, long long sc0, long long sc1, long long sc2,
                                  const long long* oh, long long oh0, const long long* ow, long long ow0,
                                  unsigned char* out) {
-    __shared__ unsigned char cell[1024];
-    const long long i = blockIdx.x;
+    __shared__ unsigned char cells_of[8][1024];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long i = (long long)blockIdx.x * 8 + warp;
+    if (i >= n) return;  // the whole warp: all its lanes share i
+    unsigned char* cell = cells_of[warp];
     const int cells = H * W, per = rows * cols;
-    for (int k = threadIdx.x; k < cells; k += blockDim.x) cell[k] = g[i * cells + k];
-    __syncthreads();
+    for (int k = lane; k < cells; k += 32) cell[k] = g[i * cells + k];
+    __syncwarp();
     const long long hi = oh[i * oh0], wi = ow[i * ow0];
-    for (int k = threadIdx.x; k < per; k += blockDim.x) {
+    for (int k = lane; k < per; k += 32) {
         int r = k / cols, c = k - r * cols;
         unsigned char o = 0;
         if (r < hi && c < wi) {
@@ -407,7 +411,7 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
     clipped into the stack) inside each grid's ``out_h`` x ``out_w`` box, 0 outside. ``R``, ``C``
     are the output's row and column index grids (they give its shape); the sources and sides
     broadcast against it and are read through their strides, so no per-cell index array is built.
-    A block per grid stages the grid in shared memory (at most 1024 cells)."""
+    A warp per grid stages the grid in shared memory (at most 1024 cells)."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     rows, cols = int(R.shape[1]), int(C.shape[2])
@@ -421,8 +425,8 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
         v = xp.broadcast_to(xp.asarray(v, dtype=xp.int64), shape)
         args.append(v)
         args.extend(np.int64(st // 8) for st in v.strides)
-    threads = min(256, -(-max(rows * cols, H * W) // 32) * 32)
-    _kernel("remap")((n,), (threads,), (g, np.int32(H), np.int32(W), np.int32(rows), np.int32(cols), *args, out))
+    _kernel("remap")(((n + 7) // 8,), (256,), (g, np.int32(H), np.int32(W), np.int32(rows), np.int32(cols),
+                                              np.int64(n), *args, out))
     return out
 
 
