@@ -719,7 +719,12 @@ class _Pending:
         absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`)."""
         xp = self.xp
         if self._buffer is None:
-            self._buffer = xp.empty(self.budget, dtype=xp.uint8)
+            try:
+                self._buffer = xp.empty(self.budget, dtype=xp.uint8)
+            except Exception as exc:  # no room for the buffer: each output gets its own memory
+                if not _is_out_of_memory(exc):
+                    raise
+                self._buffer = xp.empty(0, dtype=xp.uint8)
         if self._used + n > self._buffer.shape[0]:
             return xp.empty(n, dtype=xp.uint8)
         out = self._buffer[self._used:self._used + n]

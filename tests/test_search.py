@@ -413,3 +413,24 @@ def _out_of_memory_when(real, caller: str, calls: dict, too_big):
             raise MemoryError("simulated out of device memory")
         return real(*args, **kwargs)
     return tight
+
+
+def test_no_room_for_the_queue_buffer_gives_outputs_their_own_memory(real_tasks, monkeypatch):
+    """The outputs of a queue are cut from one buffer of the absorb budget's size; when that
+    buffer does not fit in device memory, each output gets its own, with the same results and no
+    block halved."""
+    tasks = real_tasks[:8]
+    budget = 300_000
+
+    def run():
+        search = Search(Problem(tasks, np), absorb_cells=budget)
+        search.run(2)
+        return search
+
+    expected = _outcome(run())
+    calls = {"failed": 0}
+    monkeypatch.setattr(np, "empty", _out_of_memory_when(np.empty, "cells", calls,
+                                                         lambda shape, *a, **k: shape == budget))
+    search = run()
+    assert calls["failed"] > 0 and search.stats.oom_splits == 0
+    assert _outcome(search) == expected
