@@ -17,7 +17,7 @@ import numpy as np
 
 from pipeline.hashing import GridHasher
 from solvers import kernels
-from solvers.xp import data_address, repeat_index, to_host
+from solvers.xp import data_address, namespace_of, repeat_index, to_host, to_host_all
 
 
 @dataclass
@@ -91,7 +91,7 @@ class Items:
             self._gather_chunks(cells, src, start, sizes, total)
         out = Items(xp, cells, self.state[order], self.sample[order], h, w, start)
         if grouped:
-            out.groups = shape_runs(to_host(h), to_host(w))
+            out.groups = shape_runs(h, w)
         return out
 
     def _gather_chunks(self, cells, src, start, sizes, total: int) -> None:
@@ -236,13 +236,19 @@ class PaddedLayout:
         return self._per_bucket[key]
 
 
-def shape_runs(h: np.ndarray, w: np.ndarray) -> list:
-    """Runs of equal ``(h, w)`` in host arrays already sorted by shape: ``[(h, w, lo, hi), ...]``."""
-    if len(h) == 0:
+def shape_runs(h, w) -> list:
+    """Runs of equal ``(h, w)`` in arrays (host or device) already sorted by shape:
+    ``[(h, w, lo, hi), ...]``. The runs are found where the arrays are; only the runs' bounds and
+    shapes (at most 900 of each) cross to the host."""
+    n = int(h.shape[0])
+    if n == 0:
         return []
-    change = np.nonzero((h[1:] != h[:-1]) | (w[1:] != w[:-1]))[0] + 1
-    bounds = np.r_[0, change, len(h)]
-    return [(int(h[a]), int(w[a]), int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    xp = namespace_of(h)
+    change = xp.nonzero((h[1:] != h[:-1]) | (w[1:] != w[:-1]))[0] + 1
+    starts = xp.concatenate([xp.zeros(1, dtype=change.dtype), change])
+    starts_h, run_h, run_w = to_host_all(starts, h[starts], w[starts])
+    bounds = np.r_[starts_h, n]
+    return [(int(hh), int(ww), int(a), int(b)) for hh, ww, a, b in zip(run_h, run_w, bounds[:-1], bounds[1:])]
 
 
 def sort_by_shape(items: Items) -> Items:

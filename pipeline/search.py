@@ -892,13 +892,15 @@ class _BlockBuilder:
         merged = _sorted_block(xp, pending)
         if int(merged.items.cells.shape[0]) <= self.block_cells:
             return [merged]
-        task_h = merged.host_ids()[0]
-        return [_subset(xp, merged, xp.asarray(np.isin(task_h, g))) for g in self._task_groups([merged])]
+        # A group is a run of the tasks present, in task order, so its tasks are those from its
+        # first to its last (the ones between that are not in it have no states here).
+        return [_subset(xp, merged, (merged.task >= g[0]) & (merged.task <= g[-1]))
+                for g in self._task_groups([merged])]
 
     def _task_groups(self, blocks: list) -> list:
         """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
         blocks = [b for b in blocks if b.num_states]
-        n = 1 + max(int(b.host_ids()[0].max()) for b in blocks)
+        n = 1 + max(int(b.task.max()) for b in blocks)
         xp = self.xp  # cells per task counted on the device: only n numbers cross
         cells = sum(to_host(xp.bincount(b.task[b.items.state], weights=b.items.h * b.items.w, minlength=n))
                     for b in blocks)

@@ -1,5 +1,7 @@
-"""Items.take gives the same buffer whether it gathers in one step or in bounded chunks."""
+"""Items: taking grids (in one step or in bounded chunks), their shape runs, joining their cells."""
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pipeline.problem as problem
 from pipeline.problem import Items
@@ -68,3 +70,17 @@ def test_cells_back_to_back_in_one_buffer_join_without_a_copy():
         joined = problem.join_cells(np, parts)
         assert np.array_equal(joined, np.concatenate(parts))
         assert not np.shares_memory(joined, buf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), max_size=40))
+def test_shape_runs_are_the_runs_of_equal_shapes(shapes):
+    shapes = sorted(shapes)
+    h = np.array([s[0] for s in shapes], dtype=np.int64)
+    w = np.array([s[1] for s in shapes], dtype=np.int64)
+    expected, lo = [], 0
+    for i in range(1, len(shapes) + 1):
+        if i == len(shapes) or shapes[i] != shapes[lo]:
+            expected.append((shapes[lo][0], shapes[lo][1], lo, i))
+            lo = i
+    assert problem.shape_runs(h, w) == expected
