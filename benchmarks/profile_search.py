@@ -107,10 +107,12 @@ def _nvtx_ranges(search) -> None:
                          ("_score_new", "absorb: score"), ("_update_boards", "absorb: boards"),
                          ("_next_blocks", "absorb: next blocks"), ("_drop_solved", "(prune)")):
         setattr(search, method, ranged(lambda *a, _n=name: _n, getattr(search, method)))
-    search_module._merge_outputs = ranged(lambda *a: "absorb: merge", search_module._merge_outputs)
-    builder = search_module._BlockBuilder
-    builder.add = ranged(lambda *a: "absorb: add to next level", builder.add)
-    builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
+    if not getattr(search_module, "_nvtx_marked", False):  # module and class level: once per process
+        search_module._nvtx_marked = True
+        search_module._merge_outputs = ranged(lambda *a: "absorb: merge", search_module._merge_outputs)
+        builder = search_module._BlockBuilder
+        builder.add = ranged(lambda *a: "absorb: add to next level", builder.add)
+        builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
 
 
 def profile_once(args) -> None:
