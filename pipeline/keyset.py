@@ -3,8 +3,21 @@
 Deduplication of millions of states per level stays vectorised and on the GPU: a batch is
 uniqued with ``unique``, tested against each sorted run with ``searchsorted``, and appended as a
 new run; runs of similar size are merged (log-structured), so the cost stays O(n log n) overall.
+On a GPU (with the kernels of ``solvers.kernels``) the keys are a hash table on the device
+instead (:class:`HashKeySet`): a batch is two kernels and one wait for the device, where the
+sorted runs take dozens of launches and several waits. Both give the same positions.
 """
 from __future__ import annotations
+
+import numpy as np
+
+from solvers import kernels
+
+
+def key_set(xp):
+    """An empty set of keys for the array library ``xp``: a device hash table where the CUDA
+    kernels run, else sorted runs."""
+    return HashKeySet(xp) if kernels.enabled(xp) else KeySet(xp)
 
 
 class KeySet:
@@ -36,6 +49,57 @@ class KeySet:
                 b, a = self.runs.pop(), self.runs.pop()
                 self.runs.append(xp.sort(xp.concatenate([a, b])))
         return xp.sort(first[sel]).astype(xp.int64)
+
+    def __len__(self) -> int:
+        return self.size
+
+
+class HashKeySet:
+    """:class:`KeySet` as one open-addressing hash table on the device (see the ``key_insert``
+    kernel): each slot holds a key and the smallest ``batch << 40 | position`` that inserted it,
+    so a batch's new keys are those whose slot holds this batch's tag, at their first position.
+    The table doubles (rehashed on the device) to stay at most half full."""
+
+    POSITION_BITS = 40  # a batch has fewer than 2**40 keys
+
+    def __init__(self, xp, slots: int = 1 << 10):
+        self.xp = xp
+        self.size = 0
+        self.batches = 0
+        self.mask = 0
+        self.keys = self.vals = None
+        self._grow(slots)
+
+    def _grow(self, slots: int) -> None:
+        xp = self.xp
+        keys = xp.full(slots + 1, kernels.KEY_EMPTY, dtype=xp.uint64)
+        vals = xp.full(slots + 1, kernels.KEY_EMPTY, dtype=xp.uint64)
+        if self.keys is not None:
+            kernels.rehash_keys(xp, self.keys, self.vals, keys, vals, slots - 1)
+        self.keys, self.vals, self.mask = keys, vals, slots - 1
+
+    def add_new(self, keys):
+        """Positions (ascending) of the first occurrence of every key of ``keys`` not seen before;
+        remembers those keys. (Waits for the device once, to size the result.)"""
+        xp = self.xp
+        n = int(keys.shape[0])
+        if n == 0:
+            return xp.zeros(0, dtype=xp.int64)
+        if n >= 1 << self.POSITION_BITS:
+            raise ValueError(f"a batch of at most 2**{self.POSITION_BITS} keys, got {n}")
+        slots = self.mask + 1
+        while 2 * (self.size + n) > slots:
+            slots *= 2
+        if slots > self.mask + 1:
+            self._grow(slots)
+        self.batches += 1
+        if self.batches >= 1 << (64 - self.POSITION_BITS):
+            raise RuntimeError("key table: too many batches for its tags")
+        first = kernels.first_new_keys(xp, keys, self.keys, self.vals, self.mask,
+                                       self.batches << self.POSITION_BITS)
+        pos = xp.nonzero(first)[0].astype(xp.int64, copy=False)
+        self.size += int(pos.shape[0])
+        return pos
 
     def __len__(self) -> int:
         return self.size

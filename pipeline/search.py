@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pipeline.keyset import KeySet
+from pipeline.keyset import key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
@@ -66,7 +66,7 @@ class Search:
         self.xp = problem.xp
         self.transforms = transforms()
         self.table = StateTable(len(problem.tasks))
-        self.seen = KeySet(problem.xp)
+        self.seen = key_set(problem.xp)
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
@@ -531,10 +531,23 @@ class Search:
         is right, colour tables learnt, the rank on the boards, the key of the test outputs."""
         xp, p = self.xp, self.p
         S, K = block.num_states, p.max_samples
-        st, sm = out.state, out.sample
-        n_train = p.n_train[block.task]
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
+        n_train = p.n_train[block.task]
+        is_test = xp.arange(K)[None, :] >= n_train[:, None]
+        test_key = p.hasher.state_key(xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64),
+                                      block.task)
+        if kernels.enabled(xp):  # the same values from three kernels (about a hundred array calls)
+            n_exact, n_sized = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
+            cm_idx = xp.nonzero(new_mask & (n_sized == n_train) & (n_exact != n_train))[0]
+            slot = xp.full(S, -1, dtype=xp.int64)
+            slot[cm_idx] = xp.arange(cm_idx.shape[0])
+            num_slots = int(cm_idx.shape[0])
+            acc, hist = kernels.score_cells(xp, out, block.task, new_mask, p, slot, num_slots, ACC_SCALE)
+            scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
+                                          ACC_SCALE, SOLVED_RANK - level)
+            return _Scores(*scores, test_key)
+        st, sm = out.state, out.sample
         task = block.task[st]
         # Fit of the new states only: exact matches by hash, cell accuracy where the size is right.
         is_train = sm < p.n_train[task]
@@ -559,9 +572,6 @@ class Search:
         # Fixed-point integers: the same ranking bit for bit on every device and summation order.
         acc = xp.zeros((S, K), dtype=xp.int64)
         acc[fit_state, fit_sample] = (correct * ACC_SCALE) // (out.h[fit] * out.w[fit])
-        is_test = xp.arange(K)[None, :] >= n_train[:, None]
-        test_key = p.hasher.state_key(xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64),
-                                      block.task)
         score = (n_exact * ACC_SCALE + acc.sum(axis=1)) / (n_train * ACC_SCALE)
         mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
@@ -576,9 +586,6 @@ class Search:
         ``(num_slots, 10, 10)`` of (grid colour, output colour) pairs summed per slot.
         """
         xp, p = self.xp, self.p
-        if kernels.enabled(xp):
-            return kernels.match_cells(xp, out.cells, out.start[fit], out.h[fit] * out.w[fit], target_start,
-                                       p.target_cells, slot, num_slots)
         grids = out.take(fit)
         item, pos = grids.cell_index()
         target = p.target_cells[target_start[item] + pos]

@@ -8,7 +8,8 @@ Here each of those is one small kernel: a thread per line of a grid, a warp or a
 grid working in shared memory. (Whole primitives fused into one kernel each are in
 :mod:`solvers.fused`.) The search's own steps have kernels for the same reason: moving grids
 between the flat and the padded layouts (``copy_rows``: the array calls built several int64
-indices per cell), comparing grids with their train outputs (``match_cells``) and mixing hashes
+indices per cell), scoring new states against their train outputs (``score_fit``, ``score_cells``,
+``score_states``: three kernels instead of about a hundred array calls) and mixing hashes
 (one fused kernel instead of nine elementwise launches); and the coordinate-map gather that many
 geometric primitives share (``remap``), which broadcasts its sources instead of building int64
 index stacks. Each function gives exactly what its array-call version in the DSL
@@ -191,24 +192,144 @@ extern "C" __global__ void copy_rows(const unsigned char* src, unsigned char* ds
     for (int c = 0; c < (int)w[i]; ++c) d[c] = s[c];
 }
 
-// One thread per grid: how many of its cells equal its target's (same size), and where slot[j] >= 0
-// the (grid colour, target colour) pairs counted into hist[slot[j]] (10 x 10 per slot).
-extern "C" __global__ void match_cells(const unsigned char* cells, const long long* start,
-                                       const long long* size, const long long* target_start,
-                                       const unsigned char* target, const long long* slot,
-                                       long long n, long long* correct, int* hist) {
-    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (j >= n) return;
-    const unsigned char* a = cells + start[j];
-    const unsigned char* b = target + target_start[j];
-    long long s = slot[j];
-    int len = (int)size[j], ok = 0;
-    for (int k = 0; k < len; ++k) {
-        unsigned char x = a[k], y = b[k];
-        ok += x == y;
-        if (s >= 0) atomicAdd(&hist[s * 100 + x * 10 + y], 1);
+// Deduplication (pipeline.keyset.HashKeySet): an open-addressing table of 64-bit keys with linear
+// probing; ``keys`` has mask + 2 slots, the last one standing for the key equal to the empty marker
+// (all ones). ``vals[s]`` is the smallest ``tag | position`` that inserted slot s's key; a batch's
+// tag is above every earlier batch's, so a key seen before keeps its earlier value.
+#define KEY_EMPTY 0xFFFFFFFFFFFFFFFFull
+extern "C" __global__ void key_insert(const unsigned long long* batch, long long n, unsigned long long* keys,
+                                      unsigned long long* vals, long long mask, unsigned long long tag) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long k = batch[i];
+    long long s = mask + 1;
+    if (k != KEY_EMPTY) {
+        s = (long long)(splitmix(k) & (unsigned long long)mask);
+        while (true) {
+            unsigned long long prev = atomicCAS(&keys[s], KEY_EMPTY, k);
+            if (prev == KEY_EMPTY || prev == k) break;
+            s = (s + 1) & mask;
+        }
     }
-    correct[j] = ok;
+    atomicMin(&vals[s], tag | (unsigned long long)i);
+}
+
+// After key_insert of the same batch: first[i] = 1 where position i is its key's first occurrence
+// and the key was not in the table before the batch.
+extern "C" __global__ void key_first_new(const unsigned long long* batch, long long n,
+                                         const unsigned long long* keys, const unsigned long long* vals,
+                                         long long mask, unsigned long long tag, bool* first) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long k = batch[i];
+    long long s = mask + 1;
+    if (k != KEY_EMPTY) {
+        s = (long long)(splitmix(k) & (unsigned long long)mask);
+        while (keys[s] != k) s = (s + 1) & mask;
+    }
+    first[i] = vals[s] == (tag | (unsigned long long)i);
+}
+
+// Move every key of a table (old_slots slots, without its empty-marker slot) into a larger empty
+// one, with its value.
+extern "C" __global__ void key_rehash(const unsigned long long* old_keys, const unsigned long long* old_vals,
+                                      long long old_slots, unsigned long long* keys, unsigned long long* vals,
+                                      long long mask) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= old_slots) return;
+    unsigned long long k = old_keys[i];
+    if (k == KEY_EMPTY) return;
+    long long s = (long long)(splitmix(k) & (unsigned long long)mask);
+    while (atomicCAS(&keys[s], KEY_EMPTY, k) != KEY_EMPTY) s = (s + 1) & mask;
+    vals[s] = old_vals[i];
+}
+
+// Scoring (Search._score on a GPU), one thread per item (grid) of the merged outputs; items of
+// states that are not new, and test items, are skipped. score_fit counts per state the train items
+// that match their output exactly (by hash) and those of its size.
+extern "C" __global__ void score_fit(const long long* st, const long long* sm, const long long* h,
+                                     const long long* w, const unsigned long long* hv, long long n,
+                                     const long long* task, const bool* is_new, const long long* n_train,
+                                     int max_train, const unsigned long long* target_hash,
+                                     const long long* target_shape, int* n_exact, int* n_sized) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    long long s = st[i], k = sm[i];
+    if (!is_new[s]) return;
+    long long t = task[s];
+    if (k >= n_train[t]) return;
+    long long at = t * max_train + k;
+    if (hv[i] == target_hash[at]) atomicAdd(&n_exact[s], 1);
+    if (h[i] == target_shape[2 * at] && w[i] == target_shape[2 * at + 1]) atomicAdd(&n_sized[s], 1);
+}
+
+// score_cells: for each train item of its output's size, the cell accuracy in fixed point
+// (matching cells * scale / cells) summed per state into acc, and where its state has a slot >= 0
+// the (grid colour, output colour) pairs counted into hist[slot] (10 x 10 per slot).
+extern "C" __global__ void score_cells(const unsigned char* cells, const long long* st, const long long* sm,
+                                       const long long* h, const long long* w, const long long* start,
+                                       long long n, const long long* task, const bool* is_new,
+                                       const long long* n_train, int max_train, const long long* target_shape,
+                                       const long long* target_offset, const unsigned char* target,
+                                       const long long* slot, long long scale, unsigned long long* acc,
+                                       int* hist) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    long long s = st[i], k = sm[i];
+    if (!is_new[s]) return;
+    long long t = task[s];
+    if (k >= n_train[t]) return;
+    long long at = t * max_train + k;
+    if (h[i] != target_shape[2 * at] || w[i] != target_shape[2 * at + 1]) return;
+    const unsigned char* a = cells + start[i];
+    const unsigned char* b = target + target_offset[at];
+    long long sl = slot[s];
+    int len = (int)(h[i] * w[i]), ok = 0;
+    for (int c = 0; c < len; ++c) {
+        unsigned char x = a[c], y = b[c];
+        ok += x == y;
+        if (sl >= 0) atomicAdd(&hist[sl * 100 + x * 10 + y], 1);
+    }
+    atomicAdd(&acc[s], (unsigned long long)((ok * scale) / len));
+}
+
+// score_states: one thread per state; what Search._score gives a new state (other states get
+// zeros): solved, exact matches, score, rank, and where it has a slot its colour table (each
+// source colour to its most frequent output colour, the first on ties; unseen colours to
+// themselves; ``mapping`` may be null when no state has a slot) and whether that table is
+// consistent (every source colour seen with one output colour only).
+extern "C" __global__ void score_states(long long S, const bool* is_new, const long long* task,
+                                        const long long* n_train, const int* n_exact_in,
+                                        const unsigned long long* acc, const long long* slot, const int* hist,
+                                        long long scale, double solved_rank, double* rank, bool* solved,
+                                        long long* n_exact, double* score, long long* mapping, bool* cm_ok) {
+    long long s = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (s >= S) return;
+    bool fresh = is_new[s];
+    long long nt = n_train[task[s]], ne = fresh ? n_exact_in[s] : 0;
+    double sc = (double)(ne * scale + (long long)acc[s]) / (double)(nt * scale);
+    bool done = fresh && ne == nt, ok = false;
+    long long sl = slot[s];
+    if (sl >= 0) {
+        ok = true;
+        for (int c = 0; c < 10; ++c) {
+            const int* row = hist + sl * 100 + c * 10;
+            int best = 0, seen = 0;
+            for (int d = 0; d < 10; ++d) {
+                seen += row[d] > 0;
+                if (row[d] > row[best]) best = d;
+            }
+            ok = ok && seen <= 1;
+            mapping[s * 10 + c] = row[best] > 0 ? best : c;
+        }
+    } else if (mapping) {
+        for (int c = 0; c < 10; ++c) mapping[s * 10 + c] = 0;
+    }
+    solved[s] = done;
+    n_exact[s] = ne;
+    score[s] = sc;
+    cm_ok[s] = ok;
+    rank[s] = done ? solved_rank : ok ? solved_rank - 1.0 : sc;
 }
 
 // Fill every object's bounding box (one block per grid): each background cell inside boxes of
@@ -568,20 +689,84 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
     return out
 
 
-def match_cells(xp, cells, start, size, target_start, target, slot, num_slots: int):
-    """Cell-by-cell comparison of grids with their targets (see ``Search._cell_matches``).
+KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)
 
-    Returns ``correct`` (n,) int64 and ``hist`` (num_slots, 10, 10) int64.
-    """
-    n = int(start.shape[0])
-    correct = xp.zeros(n, dtype=xp.int64)
-    hist = xp.zeros(num_slots * 100, dtype=xp.int32)
+
+def first_new_keys(xp, batch, keys, vals, mask: int, tag: int):
+    """Insert the uint64 ``batch`` into the key table ``keys``/``vals`` (``mask + 2`` slots; see the
+    ``key_insert`` kernel) under ``tag`` (above every earlier batch's, below 2**64 - 2**40); returns
+    a bool per position: its key's first occurrence in the batch, not in the table before."""
+    n = int(batch.shape[0])
+    first = xp.empty(n, dtype=xp.bool_)
     if n:
-        args = [xp.ascontiguousarray(a, dtype=xp.int64) for a in (start, size, target_start, slot)]
+        batch = xp.ascontiguousarray(batch, dtype=xp.uint64)
         grid, block = thread_launch(n)
-        _kernel("match_cells")(grid, block, (xp.ascontiguousarray(cells), args[0], args[1], args[2],
-                                             xp.ascontiguousarray(target), args[3], np.int64(n), correct, hist))
-    return correct, hist.astype(xp.int64).reshape(num_slots, 10, 10)
+        _kernel("key_insert")(grid, block, (batch, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag)))
+        _kernel("key_first_new")(grid, block, (batch, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag),
+                                               first))
+    return first
+
+
+def rehash_keys(xp, old_keys, old_vals, keys, vals, mask: int) -> None:
+    """Move the keys and values of one key table into another, larger and empty, of ``mask + 2``
+    slots (the empty marker's own slot is copied as it is)."""
+    old_slots = int(old_keys.shape[0]) - 1
+    grid, block = thread_launch(old_slots)
+    _kernel("key_rehash")(grid, block, (old_keys, old_vals, np.int64(old_slots), keys, vals, np.int64(mask)))
+    vals[-1:] = old_vals[-1:]
+
+
+def score_fit(xp, out, hv, task, is_new, p):
+    """Per state of a merged block: its train items equal to their outputs (by hash) and those of
+    their outputs' sizes, counted over the items ``out`` (:class:`pipeline.problem.Items`, hashes
+    ``hv``) of the new states (``is_new``); ``p`` is the problem. Two (S,) int32 arrays."""
+    S, n = int(task.shape[0]), int(out.count)
+    c = xp.ascontiguousarray
+    n_exact = xp.zeros(S, dtype=xp.int32)
+    n_sized = xp.zeros(S, dtype=xp.int32)
+    if n:
+        grid, block = thread_launch(n)
+        _kernel("score_fit")(grid, block, (c(out.state), c(out.sample), c(out.h), c(out.w), c(hv), np.int64(n),
+                                           c(task), is_new,
+                                           p.n_train, np.int32(p.max_train), p.target_hash, p.target_shape,
+                                           n_exact, n_sized))
+    return n_exact, n_sized
+
+
+def score_cells(xp, out, task, is_new, p, slot, num_slots: int, scale: int):
+    """Per state: the sum over its train items of their outputs' size of ``matching cells * scale
+    // cells``, and the (num_slots, 10, 10) int32 histogram of (grid colour, output colour) pairs of
+    the states with a ``slot`` >= 0. Returns ``(acc (S,) uint64, hist)``."""
+    S, n = int(task.shape[0]), int(out.count)
+    c = xp.ascontiguousarray
+    acc = xp.zeros(S, dtype=xp.uint64)
+    hist = xp.zeros(max(1, num_slots) * 100, dtype=xp.int32)
+    if n:
+        grid, block = thread_launch(n)
+        _kernel("score_cells")(grid, block, (c(out.cells), c(out.state), c(out.sample), c(out.h), c(out.w),
+                                             c(out.start), np.int64(n), c(task), is_new, p.n_train,
+                                             np.int32(p.max_train), p.target_shape, p.target_offset,
+                                             p.target_cells, slot, np.int64(scale), acc, hist))
+    return acc, hist
+
+
+def score_states(xp, task, is_new, n_train, n_exact, acc, slot, hist, num_slots: int, scale: int,
+                 solved_rank: float):
+    """Per state (of task ``task[s]``; ``n_train`` per task): ``(rank, solved, n_exact, score,
+    mapping, cm_ok)`` as ``Search._score`` defines them (see the ``score_states`` kernel); ``mapping`` is None when ``num_slots`` is 0."""
+    S = int(task.shape[0])
+    rank = xp.empty(S, dtype=xp.float64)
+    solved = xp.empty(S, dtype=xp.bool_)
+    exact = xp.empty(S, dtype=xp.int64)
+    score = xp.empty(S, dtype=xp.float64)
+    cm_ok = xp.empty(S, dtype=xp.bool_)
+    mapping = xp.empty((S, 10), dtype=xp.int64) if num_slots else None
+    if S:
+        grid, block = thread_launch(S)
+        _kernel("score_states")(grid, block, (np.int64(S), is_new, xp.ascontiguousarray(task), n_train, n_exact, acc, slot, hist,
+                                              np.int64(scale), np.float64(solved_rank), rank, solved, exact,
+                                              score, np.uint64(0) if mapping is None else mapping, cm_ok))
+    return rank, solved, exact, score, mapping, cm_ok
 
 
 def fill_boxes(xp, g, labels, first):

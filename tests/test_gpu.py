@@ -201,8 +201,9 @@ def test_kernels_match_their_array_call_versions(dev, density):
 
 
 def test_layout_and_scoring_kernels_match_array_calls(dev, monkeypatch):
-    """copy_rows (layout changes, gathers of grids) and match_cells (cell accuracy and colour
-    histograms) against the array-call paths they replace, on real ARC grids of many shapes."""
+    """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
+    padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
+    of many shapes."""
     from pipeline.problem import Items, PaddedLayout
     from solvers import kernels
     from test_dsl_batch import ARC_GRIDS
@@ -251,20 +252,66 @@ def test_layout_and_scoring_kernels_match_array_calls(dev, monkeypatch):
     flat = hasher.copy_padded(gpu.cells, gpu.start, 0, None, None, gpu.h, gpu.w)
     assert np.array_equal(dev.asnumpy(flat), dev.asnumpy(by_item))
 
-    # Each grid against a random target of its size; half the grids count into 5 histogram slots.
-    targets = np.concatenate([rng.integers(0, 10, s) for s in sizes]).astype(np.uint8)
-    target_start = np.cumsum(sizes) - sizes
-    slot = np.where(rng.random(n) < 0.5, rng.integers(0, 5, n), -1)
-    fit = dev.xp.arange(n)
-    want_correct = np.array([int((g.ravel() == targets[a:a + g.size]).sum()) for g, a in zip(grids, target_start)])
-    want_hist = np.zeros((5, 10, 10), dtype=np.int64)
-    for g, a, s in zip(grids, target_start, slot):
-        if s >= 0:
-            np.add.at(want_hist[s], (g.ravel(), targets[a:a + g.size]), 1)
-    got = kernels.match_cells(dev.xp, gpu.cells, gpu.start[fit], gpu.h * gpu.w, dev.asarray(target_start),
-                              dev.asarray(targets), dev.asarray(slot), 5)
-    assert np.array_equal(dev.asnumpy(got[0]), want_correct)
-    assert np.array_equal(dev.asnumpy(got[1]), want_hist)
+
+def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypatch):
+    """Search._score's kernels (score_fit, score_cells, score_states) against its array calls, on
+    the same inputs, for every absorb of a depth-2 search on real tasks: every score of every new
+    state (rank, solved, exact matches, score, colour table where learnt, its consistency, test key)."""
+    import pipeline.search
+    from pipeline.engine import run_search
+    from pipeline.tasks import load_tasks
+    from solvers.xp import to_host
+
+    original = pipeline.search.Search._score
+    checked = {"absorbs": 0, "tables": 0, "solved": 0}
+
+    def both(self, block, out, hv, mixed, new_dev, level):
+        got = original(self, block, out, hv, mixed, new_dev, level)
+        with dev.reference():
+            want = original(self, block, out, hv, mixed, new_dev, level)
+        new = to_host(new_dev)
+        for name, a, b in zip(got._fields, got, want):
+            if name == "mapping":
+                assert (a is None) == (b is None)
+                if a is None:
+                    continue
+                learnt = to_host(want.cm_ok)[new]
+                a, b = to_host(a)[new][learnt], to_host(b)[new][learnt]
+                checked["tables"] += len(a)
+            else:
+                a, b = to_host(a)[new], to_host(b)[new]
+            assert a.dtype == b.dtype, name
+            assert np.array_equal(a, b), name
+        checked["absorbs"] += 1
+        checked["solved"] += int(to_host(want.solved)[new].sum())
+        return got
+
+    monkeypatch.setattr(pipeline.search.Search, "_score", both)
+    tasks, _ = load_tasks("arc1-train", 12 if dev.name == "cupy" else 6)
+    run_search(tasks, 2, gpus=[0] if dev.name == "cupy" else None)
+    assert checked["absorbs"] > 2 and checked["tables"] > 0 and checked["solved"] > 0, checked
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
+    """The device's key table (HashKeySet) against the sorted runs (KeySet) on NumPy: batches with
+    repeats within and across them, the key that marks an empty slot, and a table that starts
+    tiny, so it is rehashed several times and probes long chains."""
+    from pipeline.keyset import HashKeySet, KeySet
+    from solvers.kernels import KEY_EMPTY
+
+    rng = np.random.default_rng(seed)
+    table, runs = HashKeySet(dev.xp, slots=4), KeySet(np)
+    assert table.keys.shape[0] == 5
+    for size in (0, 1, 7, 40, 300, 2000, 50, 5000):
+        pool = rng.integers(0, 2**64, 3000, dtype=np.uint64, endpoint=False)
+        pool[:2] = [KEY_EMPTY, 0]
+        keys = pool[rng.integers(0, rng.integers(1, 3001), size)]
+        got = dev.asnumpy(table.add_new(dev.asarray(keys)))
+        want = runs.add_new(keys)
+        assert got.tolist() == want.tolist()
+        assert len(table) == len(runs)
+    assert table.mask + 1 >= 2 * len(table)
 
 
 def test_grid_and_state_hashes_identical_on_numpy_and_cupy(dev):
