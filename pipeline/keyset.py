@@ -9,8 +9,6 @@ sorted runs take dozens of launches and several waits. Both give the same positi
 """
 from __future__ import annotations
 
-import numpy as np
-
 from solvers import kernels
 
 
