@@ -89,13 +89,27 @@ def innermost(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray
     return owner
 
 
+def innermost_by_thread(starts: np.ndarray, ends: np.ndarray, range_tid: np.ndarray, t: np.ndarray,
+                        t_tid: np.ndarray) -> np.ndarray:
+    """:func:`innermost` where ranges and times belong to threads (``range_tid``, ``t_tid``): each
+    time's innermost range among its own thread's (ranges of one thread nest or lie apart; those of
+    two threads may cross)."""
+    owner = np.full(len(t), -1, dtype=np.int64)
+    for tid in np.unique(t_tid):
+        mine = np.nonzero(range_tid == tid)[0]
+        at = np.nonzero(t_tid == tid)[0]
+        found = innermost(starts[mine], ends[mine], t[at])
+        owner[at] = np.where(found >= 0, mine[np.maximum(found, 0)], -1)
+    return owner
+
+
 def _print_ranges(db, lo: int, gap_start: np.ndarray, gaps: np.ndarray) -> None:
     """Per NVTX range name (CuPy's own cub/thrust ranges left out): host time in it less its inner
     ranges, kernel launches made in it (not in an inner range) and their device time,
     synchronising calls made in it, how many times it ran, and the device's idle time that began
     while the host was in it (``gaps`` starting at ``gap_start``: the step that kept the device
-    waiting)."""
-    ranges = db.execute("SELECT e.start, e.end, COALESCE(e.text, s.value) FROM NVTX_EVENTS e "
+    waiting; with several threads, the range of the thread that launched most kernels)."""
+    ranges = db.execute("SELECT e.start, e.end, COALESCE(e.text, s.value), e.globalTid FROM NVTX_EVENTS e "
                         "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.end IS NOT NULL "
                         "AND e.start >= ? ORDER BY e.start", (lo,)).fetchall()
     ranges = [r for r in ranges if r[2] and not r[2].startswith(("cub::", "thrust::"))]
@@ -104,17 +118,19 @@ def _print_ranges(db, lo: int, gap_start: np.ndarray, gaps: np.ndarray) -> None:
     starts = np.array([r[0] for r in ranges], dtype=np.int64)
     ends = np.array([r[1] for r in ranges], dtype=np.int64)
     names = np.array([r[2] for r in ranges] + ["(outside ranges)"])
-    calls = db.execute("SELECT r.start, s.value, k.start, k.end FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+    range_tid = np.array([r[3] or 0 for r in ranges], dtype=np.int64)
+    calls = db.execute("SELECT r.start, s.value, k.start, k.end, r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
                        "JOIN StringIds s ON s.id = r.nameId LEFT JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
                        "ON k.correlationId = r.correlationId WHERE r.start >= ?", (lo,)).fetchall()
     t = np.array([c[0] for c in calls], dtype=np.int64)
-    owner = names[innermost(starts, ends, t)]  # -1 picks "(outside ranges)"
+    call_tid = np.array([c[4] or 0 for c in calls], dtype=np.int64)
+    owner = names[innermost_by_thread(starts, ends, range_tid, t, call_tid)]  # -1 picks "(outside ranges)"
     kernel = np.array([c[2] is not None for c in calls])
     device = np.array([(c[3] - c[2]) if c[2] is not None else 0 for c in calls], dtype=np.int64)
     sync = np.array(["Synchronize" in c[1] for c in calls])
     # A range's own host time: its span less its direct inner ranges' spans.
     duration = ends - starts
-    parent = innermost(starts, ends, starts - 1)  # strictly before: a range is not its own parent
+    parent = innermost_by_thread(starts, ends, range_tid, starts - 1, range_tid)  # strictly before: not itself
     own = duration.astype(np.float64)
     np.subtract.at(own, parent[parent >= 0], duration[parent >= 0])
     uniq, inverse = np.unique(names, return_inverse=True)
@@ -124,8 +140,10 @@ def _print_ranges(db, lo: int, gap_start: np.ndarray, gaps: np.ndarray) -> None:
     launches = np.bincount(pos, weights=kernel, minlength=len(uniq))
     dev = np.bincount(pos, weights=device, minlength=len(uniq))
     syncs = np.bincount(pos, weights=sync, minlength=len(uniq))
-    idle = np.bincount(np.searchsorted(uniq, names[innermost(starts, ends, gap_start)]), weights=gaps,
-                       minlength=len(uniq))
+    tids, launched = np.unique(call_tid[kernel], return_counts=True) if kernel.any() else (np.zeros(1, np.int64), 0)
+    main_tid = np.full(len(gap_start), tids[np.argmax(launched)], dtype=np.int64)
+    idle = np.bincount(np.searchsorted(uniq, names[innermost_by_thread(starts, ends, range_tid, gap_start, main_tid)]),
+                       weights=gaps, minlength=len(uniq))
     print("by NVTX range (own host seconds, device idle begun in it, kernel launches, their device "
           "seconds, stream syncs, runs, name):")
     for i in np.argsort(-(host + dev))[:50]:

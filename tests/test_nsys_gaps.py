@@ -24,3 +24,12 @@ def test_innermost_range_holds_each_time():
     starts, ends = np.array([0, 2, 8, 30]), np.array([20, 5, 12, 40])
     t = np.array([1, 2, 4, 5, 9, 12, 19, 20, 35, 50, -1])
     assert innermost(starts, ends, t).tolist() == [0, 1, 1, 0, 2, 0, 0, -1, 3, -1, -1]
+
+
+def test_innermost_range_of_each_thread():
+    from nsys_gaps import innermost_by_thread
+    # Thread 1: [0, 20) holding [2, 5). Thread 2: [3, 30), which crosses thread 1's ranges.
+    starts, ends, tid = np.array([0, 2, 3]), np.array([20, 5, 30]), np.array([1, 1, 2])
+    t = np.array([4, 4, 10, 25, 25, 40])
+    t_tid = np.array([1, 2, 1, 1, 2, 2])
+    assert innermost_by_thread(starts, ends, tid, t, t_tid).tolist() == [1, 2, 0, -1, 2, -1]
