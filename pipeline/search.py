@@ -7,9 +7,7 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 """
 from __future__ import annotations
 
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -63,7 +61,7 @@ class Search:
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
                  progress=None, block_cells: int | None = None, bucket_all: bool | None = None,
-                 absorb_cells: int | None = None, boards_in_background: bool | None = None):
+                 absorb_cells: int | None = None):
         self.p = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -93,12 +91,6 @@ class Search:
         # Profiling sets this to the device's synchronize, so stage times are device times too.
         self.sync = None
         self._pending = None  # the queue of the block being expanded (its outputs' cells buffer)
-        # On a GPU the leaderboards of an absorb are updated in a worker thread while the search
-        # goes on: that work is mostly the host's (Python, small copies), during which the device
-        # would otherwise wait. Results do not change (see _offer_to_boards).
-        self.boards_in_background = problem.xp is not np if boards_in_background is None else boards_in_background
-        self._board_worker: ThreadPoolExecutor | None = None
-        self._board_job = None
 
     def _now(self) -> float:
         if self.sync is not None:
@@ -109,26 +101,6 @@ class Search:
     def run(self, depth: int, deadline: float | None = None) -> SearchStats:
         """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats."""
         start = time.perf_counter()
-        switch = sys.getswitchinterval()
-        if self.boards_in_background:
-            self._board_worker = ThreadPoolExecutor(1, thread_name_prefix="boards")
-            # The main thread, back from a wait for the device, must not wait long for the
-            # interpreter while the worker runs Python (the default hand-over is every 5 ms).
-            sys.setswitchinterval(1e-4)
-        try:
-            self._search(depth, deadline)
-        finally:
-            try:
-                self._boards_done()
-            finally:
-                sys.setswitchinterval(switch)
-                if self._board_worker is not None:
-                    self._board_worker.shutdown()
-                    self._board_worker = None
-        self.stats.seconds = time.perf_counter() - start
-        return self.stats
-
-    def _search(self, depth: int, deadline: float | None) -> None:
         frontier = [self.p.initial_block()]
         first = frontier[0]
         self._absorb([_Output(first, None, *self._identity_parts(first))], 0, keep=False)
@@ -142,10 +114,11 @@ class Search:
             self.stats.levels_done = level
             if not frontier:
                 break
+        self.stats.seconds = time.perf_counter() - start
+        return self.stats
 
     def _expand_level(self, frontier, level, last, deadline):
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
-        self._boards_done()  # the solved flags of the last level, complete
         if not self.expand_solved:
             t0 = self._now()
             # Block by block, each replaced as soon as its successor exists (memory: the frontier
@@ -525,7 +498,9 @@ class Search:
         t0 = self._now()
         scored = self._score_new(block, out, hv, mixed, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
-        self._offer_to_boards(block, out, new, scored)
+        t0 = self._now()
+        self._update_boards(block, out, new, scored)
+        self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return []
         t0 = self._now()
@@ -620,39 +595,6 @@ class Search:
         code = cell_slot[use] * 100 + grids.cells[use].astype(xp.int64) * 10 + target[use]
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
-
-    def _offer_to_boards(self, block, out: Items, new: "_NewStates", scored: "_Scores") -> None:
-        """Update the leaderboards with an absorb's new states: here, or in the worker thread
-        (after the previous absorb's update, so boards change in the same order).
-
-        In the background, the search goes on with thresholds and solved flags an absorb behind.
-        That changes no result: a threshold only screens out states that could not enter a board
-        (an older one is never higher), and a state of a task solved meanwhile that is kept for
-        the next level is dropped at its start (:meth:`_drop_solved`, after :meth:`_boards_done`)."""
-        if self._board_worker is None:
-            self._timed_update_boards(block, out, new, scored)
-            return
-        self._boards_done()
-        device = self.xp.cuda.Device() if self.xp is not np else None
-        self._board_job = self._board_worker.submit(self._background_update_boards, device, block, out, new, scored)
-
-    def _background_update_boards(self, device, block, out, new, scored) -> None:
-        if device is None:
-            self._timed_update_boards(block, out, new, scored)
-            return
-        with device:  # the current device is per thread
-            self._timed_update_boards(block, out, new, scored)
-
-    def _timed_update_boards(self, block, out, new, scored) -> None:
-        t0 = self._now()
-        self._update_boards(block, out, new, scored)
-        self.stats.add_time("search.rank", self._now() - t0)
-
-    def _boards_done(self) -> None:
-        """Wait for the leaderboard update in the worker, if any (raising its error)."""
-        job, self._board_job = self._board_job, None
-        if job is not None:
-            job.result()
 
     def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores") -> None:
         """Offer the best new states of each task and transform to the task's leaderboard (see

@@ -142,8 +142,7 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     if dev.name == "cupy":
         gpu = run_search(tasks, 2, gpus=[0])
     else:
-        monkeypatch.setattr(pipeline.engine, "Search", functools.partial(pipeline.engine.Search, bucket_all=True,
-                                                                   boards_in_background=True))
+        monkeypatch.setattr(pipeline.engine, "Search", functools.partial(pipeline.engine.Search, bucket_all=True))
         before = cuda_emulator.launch_counts()
         gpu = run_search(tasks, 2)
         unused = {k for k, count in cuda_emulator.launch_counts().items() if count == before[k]}

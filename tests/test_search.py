@@ -203,35 +203,6 @@ def test_absorbing_transforms_together_gives_identical_results(real_tasks, absor
     assert _outcome(run(absorb_cells)) == _outcome(one_by_one)
 
 
-@pytest.mark.parametrize("absorb_cells", [1, 10**9])
-def test_leaderboards_updated_in_a_worker_thread_give_identical_results(real_tasks, absorb_cells):
-    """The GPU's background leaderboard updates (thresholds and solved flags an absorb behind
-    while the search goes on) give the same boards, states and solved tasks, also with a per-task
-    budget that binds and tasks solved mid-level."""
-    def run(background):
-        search = Search(Problem(real_tasks, np), states_per_task=60, absorb_cells=absorb_cells,
-                        boards_in_background=background)
-        search.run(2)
-        return search
-
-    inline = run(False)
-    assert inline.solved.any() and inline.stats.states > 0
-    background = run(True)
-    assert _outcome(background) == _outcome(inline)
-    assert background._board_worker is None and background._board_job is None
-
-
-def test_an_error_in_the_board_worker_reaches_the_caller(real_tasks, monkeypatch):
-    def broken(*args):
-        raise RuntimeError("board update failed")
-
-    search = Search(Problem(real_tasks[:3], np), boards_in_background=True)
-    monkeypatch.setattr(search, "_update_boards", broken)
-    with pytest.raises(RuntimeError, match="board update failed"):
-        search.run(1)
-    assert search._board_worker is None
-
-
 def test_elementwise_lookup_tables_match_the_primitives():
     """The colour tables the search derives from elementwise primitives reproduce them."""
     tasks = [_synthetic_task("lut", [("rot90", ())], np.random.default_rng(1))[0]]
