@@ -38,6 +38,7 @@ class Leaderboards:
         self.size = size
         self.boards: list[list[Candidate]] = [[] for _ in range(num_tasks)]
         self.threshold = np.full(num_tasks, -1.0)
+        self.threshold_changes = 0  # how many times ``threshold`` changed (to refresh copies of it)
         # The boards as arrays (empty slots: rank -inf), for merging offers by sorting.
         self._rank = np.full((num_tasks, size), -np.inf)
         self._gid = np.full((num_tasks, size), -1, dtype=np.int64)
@@ -89,6 +90,7 @@ class Leaderboards:
             self.boards[task] = [old[int(g[i])] if src[i] < 0 else new_of[int(src[i])] for i in rows]
             m = len(rows)
             self._rank[task, :m], self._gid[task, :m], self._key[task, :m] = r[rows], g[rows], k[rows]
-            if m == self.size:
+            if m == self.size and self.threshold[task] != r[rows[-1]]:
                 self.threshold[task] = r[rows[-1]]
+                self.threshold_changes += 1
         return made

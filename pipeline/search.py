@@ -70,6 +70,8 @@ class Search:
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
+        self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
+        self._threshold_version = -1
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
         # A fixed budget per task (not a share of a global one) keeps results independent of
         # which other tasks run in the same batch or shard.
@@ -601,12 +603,18 @@ class Search:
         :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
         xp = self.xp
         # A state that does not beat its board's last entry cannot enter the board; only those
-        # that do cross to the host, with their ranks, in one copy.
+        # that do cross to the host, with what the boards need of them, in one copy.
         rank_new = scored.rank[new.dev]
-        pick = xp.nonzero(rank_new > xp.asarray(self.threshold)[block.task[new.dev]])[0]
+        pick = xp.nonzero(rank_new > self._device_thresholds()[block.task[new.dev]])[0]
         if pick.shape[0] == 0:
             return
-        pick, rank_h = to_host_all(pick, rank_new[pick])
+        at = new.dev[pick]
+        wanted = [pick, rank_new[pick], (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at],
+                  scored.cm_ok[at], scored.test_key[at]]
+        if scored.mapping is not None:
+            wanted.append(scored.mapping[at].astype(xp.uint8))
+        pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, *maps_h = to_host_all(*wanted)
+        maps_h = maps_h[0] if maps_h else None
         idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
@@ -617,12 +625,8 @@ class Search:
         pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
         top = order[pos < LEADERBOARD_SIZE]
         idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
-        at = xp.asarray(idx)
-        mapping = scored.mapping[at] if scored.mapping is not None else xp.zeros((len(idx), 0), dtype=xp.uint8)
-        solved_h, exact_h, score_h, cm_h, tkey_h, maps_h = to_host_all(
-            (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at], scored.cm_ok[at],
-            scored.test_key[at], mapping)
-        maps_h = maps_h.astype(np.uint8) if scored.mapping is not None else None
+        solved_h, exact_h, score_h, cm_h, tkey_h = solved_h[top], exact_h[top], score_h[top], cm_h[top], tkey_h[top]
+        maps_h = maps_h[top] if maps_h is not None else None
         # A learnt colour table changes the test outputs: it joins their key.
         keys = [int(k) for k in tkey_h.tolist()]
         for j in np.nonzero(cm_h)[0].tolist():
@@ -644,6 +648,14 @@ class Search:
             return made
 
         self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)
+
+    def _device_thresholds(self):
+        """The boards' thresholds on the array device (copied again only after they change: a copy
+        to the device waits for its queue of work)."""
+        if self._threshold_version != self.leaderboards.threshold_changes:
+            self._threshold_dev = self.xp.asarray(self.threshold)
+            self._threshold_version = self.leaderboards.threshold_changes
+        return self._threshold_dev
 
     def _test_outputs(self, block, out: Items, idx):
         """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""
