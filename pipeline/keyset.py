@@ -10,12 +10,14 @@ sorted runs take dozens of launches and several waits. Both give the same positi
 from __future__ import annotations
 
 from solvers import kernels
+from solvers.xp import is_out_of_memory
 
 
-def key_set(xp):
+def key_set(xp, free_memory=None):
     """An empty set of keys for the array library ``xp``: a device hash table where the CUDA
-    kernels run, else sorted runs."""
-    return HashKeySet(xp) if kernels.enabled(xp) else KeySet(xp)
+    kernels run (``free_memory``: called before it retries a growth that ran out of device
+    memory), else sorted runs."""
+    return HashKeySet(xp, free_memory=free_memory) if kernels.enabled(xp) else KeySet(xp)
 
 
 class KeySet:
@@ -56,16 +58,20 @@ class HashKeySet:
     """:class:`KeySet` as one open-addressing hash table on the device (see the ``key_insert``
     kernel): each slot holds a key and the smallest ``batch << 40 | position`` that inserted it,
     so a batch's new keys are those whose slot holds this batch's tag, at their first position.
-    The table doubles (rehashed on the device) to stay at most half full."""
+    The table doubles (rehashed on the device) to stay at most three quarters full: 16 bytes a
+    slot, 21 to 43 bytes a key. Where doubling runs out of device memory even after
+    ``free_memory``, it goes on fuller (up to ``MAX_LOAD``; probes get longer), then raises."""
 
     POSITION_BITS = 40  # a batch has fewer than 2**40 keys
+    MAX_LOAD = 0.9
 
-    def __init__(self, xp, slots: int = 1 << 10):
+    def __init__(self, xp, slots: int = 1 << 10, free_memory=None):
         self.xp = xp
         self.size = 0
         self.batches = 0
         self.mask = 0
         self.keys = self.vals = None
+        self.free_memory = free_memory or (lambda: None)
         self._grow(slots)
 
     def _grow(self, slots: int) -> None:
@@ -76,6 +82,27 @@ class HashKeySet:
             kernels.rehash_keys(xp, self.keys, self.vals, keys, vals, slots - 1)
         self.keys, self.vals, self.mask = keys, vals, slots - 1
 
+    def _reserve(self, keys: int) -> None:
+        """Room for ``keys`` keys: at most three quarters full, or ``MAX_LOAD`` where device
+        memory allows no more."""
+        slots = self.mask + 1
+        while 4 * keys > 3 * slots:
+            slots *= 2
+        if slots == self.mask + 1:
+            return
+        for attempt in range(2):
+            try:
+                self._grow(slots)
+                return
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                if attempt == 0:
+                    self.free_memory()
+        if keys > self.MAX_LOAD * (self.mask + 1):
+            raise MemoryError(f"key table: no device memory to grow to {slots} slots "
+                              f"({16 * slots / 2**30:.1f} GiB) for {keys} keys")
+
     def add_new(self, keys):
         """Positions (ascending) of the first occurrence of every key of ``keys`` not seen before;
         remembers those keys. (Waits for the device once, to size the result.)"""
@@ -85,11 +112,7 @@ class HashKeySet:
             return xp.zeros(0, dtype=xp.int64)
         if n >= 1 << self.POSITION_BITS:
             raise ValueError(f"a batch of at most 2**{self.POSITION_BITS} keys, got {n}")
-        slots = self.mask + 1
-        while 2 * (self.size + n) > slots:
-            slots *= 2
-        if slots > self.mask + 1:
-            self._grow(slots)
+        self._reserve(self.size + n)
         self.batches += 1
         if self.batches >= 1 << (64 - self.POSITION_BITS):
             raise RuntimeError("key table: too many batches for its tags")
@@ -101,3 +124,4 @@ class HashKeySet:
 
     def __len__(self) -> int:
         return self.size
+

@@ -20,7 +20,7 @@ from pipeline.state_table import MergedStates, StateTable
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
-from solvers.xp import to_host, to_host_all
+from solvers.xp import is_out_of_memory, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -66,7 +66,7 @@ class Search:
         self.xp = problem.xp
         self.transforms = transforms()
         self.table = StateTable(len(problem.tasks))
-        self.seen = key_set(problem.xp)
+        self.seen = key_set(problem.xp, self._free_device_memory)
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
@@ -186,7 +186,7 @@ class Search:
         try:
             out, hashes = self._apply(block, tr)
         except Exception as exc:  # only out-of-memory is handled; _apply changes no state
-            if not _is_out_of_memory(exc) or block.num_states < 2:
+            if not is_out_of_memory(exc) or block.num_states < 2:
                 raise
             self._free_device_memory()
             self.stats.oom_splits += 1
@@ -212,7 +212,7 @@ class Search:
             try:
                 cells, hashes = self._apply_luts(items, self._luts(tuple(self.transforms[ti] for ti in chunk)))
             except Exception as exc:
-                if not _is_out_of_memory(exc) or len(chunk) < 2:
+                if not is_out_of_memory(exc) or len(chunk) < 2:
                     raise
                 self._free_device_memory()
                 for ti in chunk:
@@ -430,7 +430,7 @@ class Search:
         except Exception as exc:
             task_h = block.host_ids()[0]
             live = np.unique(task_h[to_host(keep)])
-            if not _is_out_of_memory(exc) or len(live) < 2:
+            if not is_out_of_memory(exc) or len(live) < 2:
                 raise
         self._free_device_memory()
         self.stats.oom_splits += 1
@@ -454,7 +454,7 @@ class Search:
             self.stats.add_time("search.merge", self._now() - t0)
             keys = self._state_keys(*merged[:3])
         except Exception as exc:
-            if not _is_out_of_memory(exc) or len(outputs) < 2:
+            if not is_out_of_memory(exc) or len(outputs) < 2:
                 raise
             self._free_device_memory()
             self.stats.oom_splits += 1
@@ -517,7 +517,7 @@ class Search:
         try:
             return self._score(block, out, hv, mixed, new_dev, level)
         except Exception as exc:
-            if not _is_out_of_memory(exc) or int(new_dev.shape[0]) < 2:
+            if not is_out_of_memory(exc) or int(new_dev.shape[0]) < 2:
                 raise
         self._free_device_memory()
         self.stats.oom_splits += 1
@@ -701,7 +701,7 @@ class Search:
             items.state = local_x[sel]
             return [Block(items, xp.asarray(tasks[pos]), xp.asarray(new.gids(pos)))]
         except Exception as exc:
-            if not _is_out_of_memory(exc) or len(pos) < 2:
+            if not is_out_of_memory(exc) or len(pos) < 2:
                 raise
         self._free_device_memory()
         self.stats.oom_splits += 1
@@ -741,7 +741,7 @@ class _Pending:
             try:
                 self._buffer = xp.empty(self.budget, dtype=xp.uint8)
             except Exception as exc:  # no room for the buffer: each output gets its own memory
-                if not _is_out_of_memory(exc):
+                if not is_out_of_memory(exc):
                     raise
                 self._buffer = xp.empty(0, dtype=xp.uint8)
         if self._used + n > self._buffer.shape[0]:
@@ -867,11 +867,6 @@ def _subset(xp, block: Block, keep) -> Block:
     return Block(items, block.task[idx], block.gid[idx])
 
 
-def _is_out_of_memory(exc: BaseException) -> bool:
-    """True for an allocation failure of the array library (CuPy's OutOfMemoryError, MemoryError)."""
-    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
-
-
 class _BlockBuilder:
     """Collects the new states made from one block and cuts them into blocks of whole tasks of
     about ``block_cells`` cells each (a task larger than that gets a block of its own)."""
@@ -898,7 +893,7 @@ class _BlockBuilder:
         try:
             return self._merge_and_cut(pending)
         except Exception as exc:
-            if not _is_out_of_memory(exc):
+            if not is_out_of_memory(exc):
                 raise
         self.free_memory()
         self.oom_fallbacks += 1

@@ -197,19 +197,20 @@ extern "C" __global__ void copy_rows(const unsigned char* src, unsigned char* ds
 // (all ones). ``vals[s]`` is the smallest ``tag | position`` that inserted slot s's key; a batch's
 // tag is above every earlier batch's, so a key seen before keeps its earlier value.
 #define KEY_EMPTY 0xFFFFFFFFFFFFFFFFull
+__device__ long long key_home(unsigned long long k, long long mask) {  // where k's probe starts
+    return k == KEY_EMPTY ? mask + 1 : (long long)(splitmix(k) & (unsigned long long)mask);
+}
+
 extern "C" __global__ void key_insert(const unsigned long long* batch, long long n, unsigned long long* keys,
                                       unsigned long long* vals, long long mask, unsigned long long tag) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
     unsigned long long k = batch[i];
-    long long s = mask + 1;
-    if (k != KEY_EMPTY) {
-        s = (long long)(splitmix(k) & (unsigned long long)mask);
-        while (true) {
-            unsigned long long prev = atomicCAS(&keys[s], KEY_EMPTY, k);
-            if (prev == KEY_EMPTY || prev == k) break;
-            s = (s + 1) & mask;
-        }
+    long long s = key_home(k, mask);
+    while (s <= mask) {  // the empty marker's own slot needs no claim
+        unsigned long long prev = atomicCAS(&keys[s], KEY_EMPTY, k);
+        if (prev == KEY_EMPTY || prev == k) break;
+        s = (s + 1) & mask;
     }
     atomicMin(&vals[s], tag | (unsigned long long)i);
 }
@@ -222,11 +223,9 @@ extern "C" __global__ void key_first_new(const unsigned long long* batch, long l
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
     unsigned long long k = batch[i];
-    long long s = mask + 1;
-    if (k != KEY_EMPTY) {
-        s = (long long)(splitmix(k) & (unsigned long long)mask);
+    long long s = key_home(k, mask);
+    if (s <= mask)
         while (keys[s] != k) s = (s + 1) & mask;
-    }
     first[i] = vals[s] == (tag | (unsigned long long)i);
 }
 
@@ -239,9 +238,18 @@ extern "C" __global__ void key_rehash(const unsigned long long* old_keys, const 
     if (i >= old_slots) return;
     unsigned long long k = old_keys[i];
     if (k == KEY_EMPTY) return;
-    long long s = (long long)(splitmix(k) & (unsigned long long)mask);
+    long long s = key_home(k, mask);
     while (atomicCAS(&keys[s], KEY_EMPTY, k) != KEY_EMPTY) s = (s + 1) & mask;
     vals[s] = old_vals[i];
+}
+
+// Where an item (of state s, sample k) is a train item of a new state: the index of its train
+// output (task * max_train + k); else -1.
+__device__ long long new_train_item(long long s, long long k, const long long* task, const bool* is_new,
+                                    const long long* n_train, int max_train) {
+    if (!is_new[s]) return -1;
+    long long t = task[s];
+    return k < n_train[t] ? t * max_train + k : -1;
 }
 
 // Scoring (Search._score on a GPU), one thread per item (grid) of the merged outputs; items of
@@ -254,11 +262,8 @@ extern "C" __global__ void score_fit(const long long* st, const long long* sm, c
                                      const long long* target_shape, int* n_exact, int* n_sized) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
-    long long s = st[i], k = sm[i];
-    if (!is_new[s]) return;
-    long long t = task[s];
-    if (k >= n_train[t]) return;
-    long long at = t * max_train + k;
+    long long s = st[i], at = new_train_item(s, sm[i], task, is_new, n_train, max_train);
+    if (at < 0) return;
     if (hv[i] == target_hash[at]) atomicAdd(&n_exact[s], 1);
     if (h[i] == target_shape[2 * at] && w[i] == target_shape[2 * at + 1]) atomicAdd(&n_sized[s], 1);
 }
@@ -275,11 +280,8 @@ extern "C" __global__ void score_cells(const unsigned char* cells, const long lo
                                        int* hist) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
-    long long s = st[i], k = sm[i];
-    if (!is_new[s]) return;
-    long long t = task[s];
-    if (k >= n_train[t]) return;
-    long long at = t * max_train + k;
+    long long s = st[i], at = new_train_item(s, sm[i], task, is_new, n_train, max_train);
+    if (at < 0) return;
     if (h[i] != target_shape[2 * at] || w[i] != target_shape[2 * at + 1]) return;
     const unsigned char* a = cells + start[i];
     const unsigned char* b = target + target_offset[at];

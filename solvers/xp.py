@@ -104,3 +104,8 @@ def repeat_index(xp, counts, total: int | None = None):
         return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
     ends = xp.cumsum(counts)
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True for an allocation failure of the array library (CuPy's OutOfMemoryError, MemoryError)."""
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"

@@ -314,6 +314,30 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     assert table.mask + 1 >= 2 * len(table)
 
 
+def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
+    """A table that cannot double (simulated out-of-memory) frees memory, retries, then keeps
+    its size while it stays under MAX_LOAD (the same positions as the sorted runs), then raises
+    a MemoryError that says why."""
+    from pipeline.keyset import HashKeySet, KeySet
+
+    freed = []
+    table, runs = HashKeySet(dev.xp, slots=64, free_memory=lambda: freed.append(1)), KeySet(np)
+    grow = table._grow
+
+    def no_room(slots):
+        if slots > 64:
+            raise MemoryError("simulated out-of-memory")
+        grow(slots)
+
+    table._grow = no_room
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**63, 57, dtype=np.uint64)  # 57 of 64 slots: above 3/4, below 0.9
+    assert dev.asnumpy(table.add_new(dev.asarray(keys))).tolist() == runs.add_new(keys).tolist()
+    assert table.mask + 1 == 64 and len(freed) == 1
+    with pytest.raises(MemoryError, match="key table"):
+        table.add_new(dev.asarray(rng.integers(0, 2**63, 8, dtype=np.uint64)))
+
+
 def test_grid_and_state_hashes_identical_on_numpy_and_cupy(dev):
     """The hashing kernels (grid projections, splitmix64) give NumPy's hashes bit for bit."""
     from pipeline.hashing import GridHasher
