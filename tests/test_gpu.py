@@ -200,12 +200,11 @@ def test_kernels_match_their_array_call_versions(dev, density):
         assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 
 
-def test_layout_and_scoring_kernels_match_array_calls(dev, monkeypatch):
+def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
     of many shapes."""
     from pipeline.problem import Items, PaddedLayout
-    from solvers import kernels
     from test_dsl_batch import ARC_GRIDS
 
     grids, _ = ARC_GRIDS
