@@ -17,6 +17,7 @@ from pipeline.keyset import key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
 from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
+from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
@@ -70,6 +71,7 @@ class Search:
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
+        self.test_grids = TestGrids(problem)  # the boards' candidates' test outputs, on their way
         self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
         self._threshold_version = -1
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
@@ -116,6 +118,7 @@ class Search:
             self.stats.levels_done = level
             if not frontier:
                 break
+        self.test_grids.flush()
         self.stats.seconds = time.perf_counter() - start
         return self.stats
 
@@ -634,17 +637,16 @@ class Search:
         keys_u64 = np.array([k & 0xFFFF_FFFF_FFFF_FFFF for k in keys], dtype=np.uint64)
 
         def make(rows: np.ndarray) -> list:
-            outputs = self._test_outputs(block, parts, idx[rows])
-            made = []
+            made, luts = [], []
             for j in rows.tolist():
                 if solved_h[j]:
                     self.solved[int(tasks[j])] = True
                 lut = maps_h[j] if cm_h[j] else None
-                tests = outputs[int(idx[j])]
+                luts.append(lut)
                 made.append(Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
                                       float(score_h[j]), None if lut is None else
-                                      {c: int(lut[c]) for c in range(10) if lut[c] != c},
-                                      tests if lut is None else [lut[o] for o in tests], keys[j]))
+                                      {c: int(lut[c]) for c in range(10) if lut[c] != c}, [], keys[j]))
+            self.test_grids.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
             return made
 
         self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)
@@ -656,19 +658,6 @@ class Search:
             self._threshold_dev = self.xp.asarray(self.threshold)
             self._threshold_version = self.leaderboards.threshold_changes
         return self._threshold_dev
-
-    def _test_outputs(self, block, out: Items, idx):
-        """Host copies of the test-input grids of the block states ``idx``: {state: [grid, ...]}."""
-        xp, p = self.xp, self.p
-        want = xp.zeros(block.num_states, dtype=bool)
-        want[xp.asarray(idx)] = True
-        sel = xp.nonzero(want[out.state] & (out.sample >= p.n_train[block.task[out.state]]))[0]
-        picked = out.take(sel)
-        cells, *rows = to_host_all(picked.cells, picked.state, picked.sample, picked.h, picked.w, picked.start)
-        found: dict = {int(s): {} for s in idx.tolist()}
-        for s, k, h, w, a in zip(*(r.tolist() for r in rows)):
-            found[s][k] = cells[a:a + h * w].reshape(h, w)
-        return {s: [d[k] for k in sorted(d)] for s, d in found.items()}
 
     def _next_blocks(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
         """The new states within the per-task budget and their grids, as an ungrouped block (or

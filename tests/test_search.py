@@ -203,6 +203,22 @@ def test_absorbing_transforms_together_gives_identical_results(real_tasks, absor
     assert _outcome(run(absorb_cells)) == _outcome(one_by_one)
 
 
+def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real_tasks):
+    """Candidates' test outputs queued on the device and copied later (pipeline/test_grids.py)
+    are the same whether they cross after every queued batch or once at the end, and every
+    candidate on a board has one per test input of its task."""
+    def run(flush_cells):
+        search = Search(Problem(real_tasks, np), states_per_task=60)
+        search.test_grids.flush_cells = flush_cells
+        search.run(2)
+        return search
+
+    each, once = run(1), run(10**12)
+    assert _outcome(each) == _outcome(once)
+    for task, board in zip(real_tasks, once.boards):
+        assert board and all(len(c.test_outputs) == len(task.test_inputs) for c in board)
+
+
 def test_elementwise_lookup_tables_match_the_primitives():
     """The colour tables the search derives from elementwise primitives reproduce them."""
     tasks = [_synthetic_task("lut", [("rot90", ())], np.random.default_rng(1))[0]]

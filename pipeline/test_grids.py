@@ -1,0 +1,107 @@
+"""The grids that leaderboard candidates make for their tasks' test inputs, copied to the host in
+batches.
+
+A candidate that enters a board needs its test outputs. Fetching them as it enters cost every
+absorb four waits for the device (finding the grids, sizing them, copying them; a GPU idles
+while the host waits and restarts). Instead their copies are queued on the device, each grid in a
+fixed slot of 30 x 30 cells (nothing to size, nothing to wait for), and cross to the host
+together when the queue holds enough cells or when the search asks (:meth:`TestGrids.flush`).
+Until then a queued candidate's ``test_outputs`` is empty.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solvers.batch import MAX_SIDE
+from solvers.xp import to_host, to_host_all
+
+SLOT = MAX_SIDE * MAX_SIDE  # cells of a grid's slot
+
+
+@dataclass
+class _Batch:
+    """Queued copies: ``cells`` (m * T, SLOT) for m states and T test samples each, with sides
+    ``h``, ``w`` (0 where a state's task has fewer tests); the candidates to fill, one per state,
+    and their colour tables."""
+
+    cells: Any
+    h: Any
+    w: Any
+    samples: int
+    candidates: list
+    luts: list
+    keep: Any  # host memory the device may still be copying from
+
+
+class TestGrids:
+    """The queue of test grids of one search (see the module's docstring)."""
+
+    def __init__(self, problem, flush_cells: int = 1 << 26):
+        self.p = problem
+        self.xp = problem.xp
+        self.flush_cells = flush_cells
+        self.max_tests = int(to_host((problem.n_samples - problem.n_train).max())) if len(problem.tasks) else 0
+        self._batches: list[_Batch] = []
+        self._cells = 0
+
+    def queue(self, block, out, idx: np.ndarray, candidates: list, luts: list) -> None:
+        """Queue the test grids of the states ``idx`` (host positions in the merged ``block``, whose
+        grids are the items ``out``) for ``candidates[j]`` (state ``idx[j]``), each mapped through
+        ``luts[j]`` (a colour table, or None) when it crosses."""
+        xp, p = self.xp, self.p
+        m, K = len(idx), self.max_tests
+        idx_dev, keep = _to_device(xp, np.asarray(idx, dtype=np.int64))
+        row_of = xp.full(block.num_states, -1, dtype=xp.int64)
+        row_of[idx_dev] = xp.arange(m, dtype=xp.int64)
+        row = row_of[out.state]
+        test = out.sample - p.n_train[block.task[out.state]]
+        # Each (state, test sample) has one item: its slot is row * K + test; the others go to a
+        # spare slot at the end.
+        slot = xp.where((row >= 0) & (test >= 0), row * K + test, m * K)
+        item = xp.full(m * K + 1, -1, dtype=xp.int64)
+        item[slot] = xp.arange(out.count, dtype=xp.int64)
+        item = item[:m * K]
+        found = item >= 0
+        at = xp.maximum(item, 0)
+        h = xp.where(found, out.h[at], 0)
+        w = xp.where(found, out.w[at], 0)
+        pos = xp.arange(SLOT, dtype=xp.int64)[None, :]
+        inside = pos < (h * w)[:, None]
+        src = xp.where(inside, out.start[at][:, None] + pos, 0)
+        cells = xp.where(inside, out.cells[src], xp.uint8(0))
+        self._batches.append(_Batch(cells, h, w, K, list(candidates), list(luts), keep))
+        self._cells += m * K * SLOT
+        if self._cells >= self.flush_cells:
+            self.flush()
+
+    def flush(self) -> None:
+        """Copy every queued grid to the host (one copy) and give the candidates their test
+        outputs, in sample order."""
+        batches, self._batches, self._cells = self._batches, [], 0
+        if not batches:
+            return
+        host = to_host_all(*(a for b in batches for a in (b.cells, b.h, b.w)))
+        for k, b in enumerate(batches):
+            cells, h, w = host[3 * k:3 * k + 3]
+            for j, (cand, lut) in enumerate(zip(b.candidates, b.luts)):
+                grids = [cells[s, :h[s] * w[s]].reshape(h[s], w[s])
+                         for s in range(j * b.samples, (j + 1) * b.samples) if h[s]]
+                cand.test_outputs = grids if lut is None else [lut[g] for g in grids]
+
+
+def _to_device(xp, host: np.ndarray):
+    """``host`` on ``xp``'s device, and what must stay referenced until the device has run past
+    the copy. On a GPU the copy goes through pinned memory on the current stream, so the host does
+    not wait for the device's queue (a copy from pageable memory does)."""
+    if xp is np:
+        return host, None
+    import cupyx
+
+    pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
+    pinned[...] = host
+    dev = xp.empty(host.shape, dtype=host.dtype)
+    dev.set(pinned, stream=xp.cuda.get_current_stream())
+    return dev, pinned
