@@ -21,23 +21,9 @@ def namespace_of(arr):
     return np
 
 
-# Copies from the GPU of at least this many bytes land in pinned (page-locked) host memory: a copy
-# to pageable memory goes through the driver's staging buffer and faults in every fresh page,
-# which made the depth-3 search's copies of new states' positions (330 MB) cost about 0.27 s of
-# device idle on an H100 host (benchmarks/RESULTS.md, session 10).
-PINNED_BYTES = 1 << 20
-
-
 def to_host(arr) -> np.ndarray:
-    """Return ``arr`` as a NumPy array (a copy from the GPU for CuPy arrays: in pinned host memory
-    from ``PINNED_BYTES`` on)."""
+    """Return ``arr`` as a NumPy array (a copy from the GPU for CuPy arrays)."""
     if _cupy is not None and isinstance(arr, _cupy.ndarray):
-        if arr.nbytes >= PINNED_BYTES:
-            import cupyx
-
-            out = cupyx.empty_pinned(arr.shape, dtype=arr.dtype)
-            _cupy.ascontiguousarray(arr).get(out=out)
-            return out
         return _cupy.asnumpy(arr)
     return np.asarray(arr)
 
@@ -57,7 +43,7 @@ def packed_copy(xp, arrays) -> list:
     and shapes (what :func:`to_host_all` does on a GPU; on NumPy it only copies)."""
     parts = [xp.ascontiguousarray(xp.asarray(a)) for a in arrays]
     flat = xp.concatenate([p.reshape(-1).view(xp.uint8) for p in parts])
-    host = to_host(flat)
+    host = _cupy.asnumpy(flat) if xp is _cupy else np.asarray(flat)
     out, at = [], 0
     for p in parts:
         out.append(host[at:at + p.nbytes].copy().view(p.dtype).reshape(p.shape))  # copy: aligned
