@@ -489,7 +489,9 @@ class Search:
         t0 = self._now()
         cand = xp.nonzero(valid)[0]
         new_dev = cand[self.seen.add_new(key[cand])]
-        new_idx = to_host(new_dev)
+        # Positions cross in 32 bits where they fit: the largest copy of an absorb, and what the
+        # state table keeps of every state, halved.
+        new_idx = to_host(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev)
         self.stats.add_time("search.dedup", self._now() - t0)
         self.stats.candidates += int(cand.shape[0])
         if len(new_idx) == 0:
