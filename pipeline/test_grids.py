@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from solvers.batch import MAX_SIDE
-from solvers.xp import to_host, to_host_all
+from solvers.xp import to_device_async, to_host, to_host_all
 
 SLOT = MAX_SIDE * MAX_SIDE  # cells of a grid's slot
 
@@ -30,7 +30,7 @@ class _Batch:
     cells: Any
     h: Any
     w: Any
-    samples: int
+    tests: int  # T
     candidates: list
     luts: list
     keep: Any  # host memory the device may still be copying from
@@ -53,7 +53,7 @@ class TestGrids:
         ``luts[j]`` (a colour table, or None) when it crosses."""
         xp, p = self.xp, self.p
         m, K = len(idx), self.max_tests
-        idx_dev, keep = _to_device(xp, np.asarray(idx, dtype=np.int64))
+        idx_dev, keep = to_device_async(xp, np.asarray(idx, dtype=np.int64))
         row_of = xp.full(block.num_states, -1, dtype=xp.int64)
         row_of[idx_dev] = xp.arange(m, dtype=xp.int64)
         row = row_of[out.state]
@@ -88,20 +88,6 @@ class TestGrids:
             cells, h, w = host[3 * k:3 * k + 3]
             for j, (cand, lut) in enumerate(zip(b.candidates, b.luts)):
                 grids = [cells[s, :h[s] * w[s]].reshape(h[s], w[s])
-                         for s in range(j * b.samples, (j + 1) * b.samples) if h[s]]
+                         for s in range(j * b.tests, (j + 1) * b.tests) if h[s]]
                 cand.test_outputs = grids if lut is None else [lut[g] for g in grids]
 
-
-def _to_device(xp, host: np.ndarray):
-    """``host`` on ``xp``'s device, and what must stay referenced until the device has run past
-    the copy. On a GPU the copy goes through pinned memory on the current stream, so the host does
-    not wait for the device's queue (a copy from pageable memory does)."""
-    if xp is np:
-        return host, None
-    import cupyx
-
-    pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
-    pinned[...] = host
-    dev = xp.empty(host.shape, dtype=host.dtype)
-    dev.set(pinned, stream=xp.cuda.get_current_stream())
-    return dev, pinned

@@ -28,6 +28,21 @@ def to_host(arr) -> np.ndarray:
     return np.asarray(arr)
 
 
+def to_device_async(xp, host: np.ndarray):
+    """``host`` on ``xp``'s device, and what must stay referenced until the device has run past the
+    copy (None on NumPy). On a GPU the copy goes through pinned memory on the current stream, so
+    the host does not wait for the device's queue (a copy from pageable memory does)."""
+    if xp is np:
+        return host, None
+    import cupyx
+
+    pinned = cupyx.empty_pinned(host.shape, dtype=host.dtype)
+    pinned[...] = host
+    dev = xp.empty(host.shape, dtype=host.dtype)
+    dev.set(pinned, stream=xp.cuda.get_current_stream())
+    return dev, pinned
+
+
 def to_host_all(*arrays) -> list:
     """NumPy copies of several arrays (any dtypes and shapes) in one transfer from the GPU (each
     wait for the device costs it its queue of work, so several small copies cost more than one).
