@@ -123,7 +123,7 @@ def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
     assert _boards(_solve(real_tasks, 1)) == plain
 
 
-@pytest.mark.parametrize("sides", [(10, 30), (30,)])
+@pytest.mark.parametrize("sides", [(10, 20, 30), (10, 30), (30,)])
 def test_gpu_bucket_layout_gives_identical_results(real_tasks, monkeypatch, sides):
     """The GPU's path on the CPU: every padding-aware primitive bucketed, with the GPU's few
     large buckets (or one), gives the same boards as the CPU's own layout."""
