@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from solvers.batch import Padded
-from solvers.kernels import block_threads, per_grid_arg, thread_launch
+from solvers.kernels import block_threads, loop_threads, per_grid_arg, thread_launch
 
 _SOURCE = r"""
 #define BIG 0x3fffffff
@@ -34,17 +34,35 @@ __device__ int warp_max(int v) {
     return v;
 }
 
-// Bounding box of the cells where ``in`` holds, over the whole block (every thread must call it;
+// Kernels with a block per grid loop over the grid's cells (k = threadIdx.x, then every
+// blockDim.x): a 30 x 30 grid takes a few warps, not 29 of them, so an SM holds several grids at
+// once (a 928-thread block left it two, idle in each block's serial parts).
+
+// A thread's part of a bounding box: top, bottom, left, right of the cells it added.
+__device__ void box_start(int* part) { part[0] = BIG; part[1] = -1; part[2] = BIG; part[3] = -1; }
+
+__device__ void box_add(int* part, bool in, int y, int x) {
+    if (in) { part[0] = min(part[0], y); part[1] = max(part[1], y); part[2] = min(part[2], x); part[3] = max(part[3], x); }
+}
+
+// Bounding box of the threads' parts, over the whole block (every thread must call it;
 // blockDim.x is a multiple of 32). box: top, bottom, left, right; bottom < 0 when no cell holds.
-__device__ void block_box(bool in, int y, int x, int* box) {
+__device__ void block_box_of(const int* part, int* box) {
     if (threadIdx.x == 0) { box[0] = BIG; box[1] = -1; box[2] = BIG; box[3] = -1; }
     __syncthreads();
-    int t = warp_min(in ? y : BIG), b = warp_max(in ? y : -1);
-    int l = warp_min(in ? x : BIG), r = warp_max(in ? x : -1);
+    int t = warp_min(part[0]), b = warp_max(part[1]), l = warp_min(part[2]), r = warp_max(part[3]);
     if (threadIdx.x % 32 == 0 && b >= 0) {
         atomicMin(&box[0], t); atomicMax(&box[1], b); atomicMin(&box[2], l); atomicMax(&box[3], r);
     }
     __syncthreads();
+}
+
+// block_box_of for one cell per thread: the box of the cells where ``in`` holds.
+__device__ void block_box(bool in, int y, int x, int* box) {
+    int part[4];
+    box_start(part);
+    box_add(part, in, y, x);
+    block_box_of(part, box);
 }
 
 // Where the crop of a grid to ``box`` (see block_box) reads cell t of the output: -1 outside the
@@ -146,37 +164,51 @@ extern "C" __global__ void repair_symmetry(const unsigned char* g, const long lo
 // period px and the step down (py rows, sideways shift); each lattice class's cells must share
 // one colour (the rounded mean of its non-zero cells, as the array calls compute it), which fills
 // its holes. With ``crop`` the result is the bounding box of the holes.
+// Lattice classes: row y lies in band y / py; columns shift back by ``shift`` per band.
+__device__ int lattice_class(int y, int x, int py, int px, int shift) {
+    int c = (x - shift * (y / py)) % px;
+    return (y % py) * px + (c < 0 ? c + px : c);
+}
+
 extern "C" __global__ void complete_period(const unsigned char* g, const long long* h, const long long* w,
                                            int H, int W, int P, int crop, unsigned char* out,
                                            long long* out_h, long long* out_w, bool* valid) {
     __shared__ unsigned char cell[1024], fill[1024];
     __shared__ bool agree[16 * 31];        // [dy][P + dx]
     __shared__ int cnt[1024], tot[1024];
-    __shared__ int top, lattice[3], box[4];  // largest colour; py, px, shift
+    __shared__ int top, filled, lattice[3], box[4];  // largest colour, non-zero cells; py, px, shift
     const int D = 2 * P + 1, cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
     const int hi = (int)h[i], wi = (int)w[i];
-    const int y = t / W, x = t % W;
-    const bool active = t < cells, real = active && y < hi && x < wi;
-    const unsigned char v = active ? g[i * cells + t] : 0;
-    if (active) { cell[t] = v; cnt[t] = 0; tot[t] = 0; }
-    if (t == 0) top = 0;
+    if (t == 0) { top = 0; filled = 0; }
     __syncthreads();
-    int largest = warp_max(v);
+    int largest = 0, mine = 0;
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = g[i * cells + k];
+        cell[k] = v; cnt[k] = 0; tot[k] = 0;
+        largest = max(largest, (int)v);
+        mine += v != 0;
+    }
+    largest = warp_max(largest);
     if (t % 32 == 0) atomicMax(&top, largest);
-    int filled = __syncthreads_count(v != 0);
-    bool colours = __syncthreads_or(v != 0 && v != top);
+    if (mine) atomicAdd(&filled, mine);
+    __syncthreads();
+    bool other = false;
+    for (int k = t; k < cells; k += blockDim.x) other |= cell[k] != 0 && cell[k] != top;
+    bool colours = __syncthreads_or(other);
     int area = hi * wi, zeros = area - filled;
     if (!(zeros > 0 && 2 * zeros <= area && colours)) {
-        if (active) out[i * cells + t] = 0;
+        for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = 0;
         if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = false; }
         return;
     }
+    // Translations agree where no two non-zero cells they pair differ; only real cells can be
+    // non-zero (the padding is zero), so the scan stays inside the grid.
     for (int e = t; e < (P + 1) * D; e += blockDim.x) {
         int dy = e / D, dx = e % D - P;
         bool ok = dy < hi && (dx < 0 ? -dx : dx) < wi;
-        for (int yy = 0; ok && yy + dy < H; ++yy) {
-            for (int xx = max(0, -dx); xx < W && xx + dx < W; ++xx) {
+        for (int yy = 0; ok && yy + dy < hi; ++yy) {
+            for (int xx = max(0, -dx); xx < wi && xx + dx < wi; ++xx) {
                 unsigned char a = cell[yy * W + xx], b = cell[(yy + dy) * W + xx + dx];
                 if (a && b && a != b) { ok = false; break; }
             }
@@ -202,33 +234,40 @@ extern "C" __global__ void complete_period(const unsigned char* g, const long lo
     __syncthreads();
     const int py = lattice[0], px = lattice[1], shift = lattice[2];
     if (py == 0) {
-        if (active) out[i * cells + t] = 0;
+        for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = 0;
         if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = false; }
         return;
     }
-    // Lattice classes: row y lies in band y / py; columns shift back by ``shift`` per band.
-    int cls = 0;
-    if (active) {
-        int c = (x - shift * (y / py)) % px;
-        cls = (y % py) * px + (c < 0 ? c + px : c);
-        atomicAdd(&cnt[cls], v != 0);
-        atomicAdd(&tot[cls], (int)v);
+    for (int k = t; k < cells; k += blockDim.x) {
+        int cls = lattice_class(k / W, k % W, py, px, shift);
+        atomicAdd(&cnt[cls], cell[k] != 0);
+        atomicAdd(&tot[cls], (int)cell[k]);
     }
     __syncthreads();
-    unsigned char colour = active ? (unsigned char)rint((double)tot[cls] / (double)max(cnt[cls], 1)) : 0;
-    bool bad = real && !((v == colour || v == 0) && colour != 0);
+    bool bad = false;
+    for (int k = t; k < cells; k += blockDim.x) {
+        int y = k / W, x = k % W, cls = lattice_class(y, x, py, px, shift);
+        unsigned char v = cell[k], colour = (unsigned char)rint((double)tot[cls] / (double)max(cnt[cls], 1));
+        bool real = y < hi && x < wi;
+        bad |= real && !((v == colour || v == 0) && colour != 0);
+        fill[k] = real ? colour : 0;
+    }
     bool good = !__syncthreads_or(bad) && py * px < hi * wi;
-    unsigned char repaired = real && good ? colour : 0;
     if (!crop) {
-        if (active) out[i * cells + t] = repaired;
+        for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = good ? fill[k] : 0;
         if (t == 0) { out_h[i] = hi; out_w[i] = wi; valid[i] = good; }
         return;
     }
-    if (active) fill[t] = repaired;
-    block_box(real && v == 0, y, x, box);
+    int part[4];
+    box_start(part);
+    for (int k = t; k < cells; k += blockDim.x) box_add(part, k / W < hi && k % W < wi && cell[k] == 0, k / W, k % W);
+    block_box_of(part, box);
     int oh, ow;
-    int src = crop_source(box, H, W, y, x, &oh, &ow);
-    if (active) out[i * cells + t] = src >= 0 ? fill[src] : 0;
+    for (int k = t; k < cells; k += blockDim.x) {
+        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
+        out[i * cells + k] = src >= 0 && good ? fill[src] : 0;
+    }
+    crop_source(box, H, W, 0, 0, &oh, &ow);
     if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && good; }
 }
 
@@ -238,14 +277,18 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
                                         int H, int W, unsigned char* out, long long* out_h,
                                         long long* out_w, bool* valid) {
     __shared__ int box[4];
-    int cells = H * W, t = threadIdx.x;
+    int cells = H * W, part[4];
     long long i = blockIdx.x;
-    int y = t / W, x = t % W;
-    block_box(t < cells && mask[i * cells + t], y, x, box);
+    box_start(part);
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) box_add(part, mask[i * cells + k], k / W, k % W);
+    block_box_of(part, box);
     int oh, ow;
-    int src = crop_source(box, H, W, y, x, &oh, &ow);
-    if (t < cells) out[i * cells + t] = src >= 0 ? g[i * cells + src] : 0;
-    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && (valid_in == 0 || valid_in[i]); }
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
+        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
+        out[i * cells + k] = src >= 0 ? g[i * cells + src] : 0;
+    }
+    crop_source(box, H, W, 0, 0, &oh, &ow);
+    if (threadIdx.x == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && (valid_in == 0 || valid_in[i]); }
 }
 
 // objects.pick_per_grid for labels of the kernel labelling: per grid, the label of the object
@@ -253,19 +296,20 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
 extern "C" __global__ void choose_object(const int* labels, const long long* sizes, const long long* first,
                                          int H, int W, int largest, long long* chosen) {
     __shared__ int best;
-    int cells = H * W, t = threadIdx.x;
+    int cells = H * W, mine = BIG;
     long long i = blockIdx.x;
-    if (t == 0) best = BIG;
+    if (threadIdx.x == 0) best = BIG;
     __syncthreads();
-    if (t < cells) {
-        int lab = labels[i * cells + t];
-        if (lab > 0 && first[lab] == i * cells + t) {  // the object's first cell speaks for it
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
+        int lab = labels[i * cells + k];
+        if (lab > 0 && first[lab] == i * cells + k) {  // the object's first cell speaks for it
             int size = (int)sizes[lab];
-            atomicMin(&best, (((largest ? -size : size) + 1024) << 10) | t);
+            mine = min(mine, (((largest ? -size : size) + 1024) << 10) | k);
         }
     }
+    if (mine < BIG) atomicMin(&best, mine);
     __syncthreads();
-    if (t == 0) chosen[i] = best == BIG ? 0 : labels[i * cells + (best & 1023)];
+    if (threadIdx.x == 0) chosen[i] = best == BIG ? 0 : labels[i * cells + (best & 1023)];
 }
 
 // objects._crop_chosen: each grid cropped to its chosen object (label ``chosen[i]``, 0: none),
@@ -274,18 +318,20 @@ extern "C" __global__ void crop_object(const unsigned char* g, const int* labels
                                        int H, int W, unsigned char* out, long long* out_h,
                                        long long* out_w, bool* valid) {
     __shared__ int box[4];
-    int cells = H * W, t = threadIdx.x;
+    int cells = H * W, part[4];
     long long i = blockIdx.x;
     long long c = chosen[i];
-    int y = t / W, x = t % W;
-    block_box(t < cells && c > 0 && labels[i * cells + t] == c, y, x, box);
+    box_start(part);
+    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x) box_add(part, labels[i * cells + k] == c, k / W, k % W);
+    block_box_of(part, box);
     int oh, ow;
-    int src = crop_source(box, H, W, y, x, &oh, &ow);
-    if (t < cells) {
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
+        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
         long long at = i * cells + src;
-        out[i * cells + t] = src >= 0 && labels[at] == c ? g[at] : 0;
+        out[i * cells + k] = src >= 0 && labels[at] == c ? g[at] : 0;
     }
-    if (t == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
+    crop_source(box, H, W, 0, 0, &oh, &ow);
+    if (threadIdx.x == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0; }
 }
 
 // recolour.mark_hollow: one block per grid. An object (labels and first cells of the kernel
@@ -323,27 +369,28 @@ extern "C" __global__ void smallest_periods(const unsigned char* g, const long l
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
     int hi = (int)h[i], wi = (int)w[i];
-    if (t < cells) cell[t] = g[i * cells + t];
+    for (int k = t; k < cells; k += blockDim.x) cell[k] = g[i * cells + k];
     if (t == 0) { best[0] = hi; best[1] = wi; }
     __syncthreads();
-    if (t >= 1 && t < hi) {           // row shift t: compare whole rows of the stack
+    // Lines are compared over the grid's real cells: the padding is zero in both.
+    if (t >= 1 && t < hi) {           // row shift t: compare whole rows
         bool same = true;
         for (int r = 0; same && r + t < hi; ++r)
-            for (int c = 0; c < W; ++c) if (cell[r * W + c] != cell[(r + t) * W + c]) { same = false; break; }
+            for (int c = 0; c < wi; ++c) if (cell[r * W + c] != cell[(r + t) * W + c]) { same = false; break; }
         if (same) atomicMin(&best[0], t);
     }
     int q = t - 32;
     if (q >= 1 && q < wi) {           // column shift q: compare whole columns
         bool same = true;
         for (int c = 0; same && c + q < wi; ++c)
-            for (int r = 0; r < H; ++r) if (cell[r * W + c] != cell[r * W + c + q]) { same = false; break; }
+            for (int r = 0; r < hi; ++r) if (cell[r * W + c] != cell[r * W + c + q]) { same = false; break; }
         if (same) atomicMin(&best[1], q);
     }
     __syncthreads();
     if (t == 0) { py[i] = best[0]; px[i] = best[1]; }
 }
 
-// lines.rays and draw.connect: one block per grid (at least 64 threads). Threads 0-29 scan the
+// lines.rays and draw.connect: one block per grid of 64 threads. Threads 0-29 scan the
 // rows and threads 32-61 the columns, each both ways, carrying the last non-zero cell met (the
 // cell itself included): from_left[t] is the nearest non-zero cell at or left of cell t, and so
 // on. Then each cell reads its four carries:
@@ -358,7 +405,7 @@ extern "C" __global__ void line_draw(const unsigned char* g, unsigned char* out,
     __shared__ unsigned char a[1024], from[4][1024];   // from above, below, right, left
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
-    if (t < cells) a[t] = g[i * cells + t];
+    for (int k = t; k < cells; k += blockDim.x) a[k] = g[i * cells + k];
     __syncthreads();
     if (t < H) {
         unsigned char c = 0;
@@ -374,17 +421,18 @@ extern "C" __global__ void line_draw(const unsigned char* g, unsigned char* out,
         for (int y = H - 1; y >= 0; --y) { if (a[y * W + u]) c = a[y * W + u]; from[1][y * W + u] = c; }
     }
     __syncthreads();
-    if (t >= cells) return;
-    unsigned char v = a[t];
-    if (!connect) {
-        for (int j = 0; v == 0 && j < count; ++j) v = from[(dirs >> (2 * j)) & 3][t];
-    } else if (v == 0) {
-        unsigned char line = 0;
-        if (from[3][t] == from[2][t]) line = from[3][t];
-        if (vertical && from[0][t] == from[1][t] && from[0][t]) line = from[0][t];
-        v = marked ? mark_of(line) : line;
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = a[k];
+        if (!connect) {
+            for (int j = 0; v == 0 && j < count; ++j) v = from[(dirs >> (2 * j)) & 3][k];
+        } else if (v == 0) {
+            unsigned char line = 0;
+            if (from[3][k] == from[2][k]) line = from[3][k];
+            if (vertical && from[0][k] == from[1][k] && from[0][k]) line = from[0][k];
+            v = marked ? mark_of(line) : line;
+        }
+        out[i * cells + k] = v;
     }
-    out[i * cells + t] = v;
 }
 
 // regions.symmetrize: a thread per cell of a zero-padded (n, H, W) stack with real sides h, w. A
@@ -481,7 +529,7 @@ extern "C" __global__ void cell_summary(const unsigned char* g, const long long*
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
     int hi = (int)h[i], wi = (int)w[i];
-    if (t < cells) cell[t] = g[i * cells + t];
+    for (int k = t; k < cells; k += blockDim.x) cell[k] = g[i * cells + k];
     if (t < 10) lines[t] = 0;
     for (int k = t; k < 15 * 15 * 10; k += blockDim.x) hist[k] = 0;
     __syncthreads();
@@ -524,10 +572,12 @@ extern "C" __global__ void cell_summary(const unsigned char* g, const long long*
     __syncthreads();
     int R = runs[0], C = runs[1];
     bool ok = R * C >= 2;
-    int y = t / W, x = t % W;
-    if (ok && t < cells && rid[y] >= 0 && cid[x] >= 0) atomicAdd(&hist[(rid[y] * 15 + cid[x]) * 10 + cell[t]], 1);
+    for (int k = t; ok && k < cells; k += blockDim.x) {
+        int y = k / W, x = k % W;
+        if (rid[y] >= 0 && cid[x] >= 0) atomicAdd(&hist[(rid[y] * 15 + cid[x]) * 10 + cell[k]], 1);
+    }
     __syncthreads();
-    if (t < 15 * 15) {
+    if (t < 15 * 15) {   // blockDim.x >= 256
         int a = t / 15, b = t % 15;
         unsigned char o = 0;
         if (ok && a < R && b < C) {
@@ -555,11 +605,11 @@ extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h
                                        long long* out_h, long long* out_w, bool* valid) {
     __shared__ unsigned char a[1024], b[1024];
     __shared__ unsigned char keep[32];
+    __shared__ int place[33];   // where each kept line goes; place[lines]: how many are kept
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
-    int y = t / W, x = t % W;
     int nh = (int)h[i], nw = (int)w[i];
-    if (t < cells) a[t] = g[i * cells + t];
+    for (int k = t; k < cells; k += blockDim.x) a[k] = g[i * cells + k];
     __syncthreads();
     for (int pass = 0; pass < 2; ++pass) {
         bool by_rows = pass == 0;
@@ -573,17 +623,24 @@ extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h
             }
             keep[t] = t < real && kept;
         }
-        if (t < cells) b[t] = 0;
+        for (int k = t; k < cells; k += blockDim.x) b[k] = 0;
         __syncthreads();
-        int line = by_rows ? y : x, pos = 0, kept = 0;
-        for (int k = 0; k < lines; ++k) { kept += keep[k]; if (k < line) pos += keep[k]; }
-        if (t < cells && keep[line]) b[by_rows ? pos * W + x : y * W + pos] = a[t];
+        if (t == 0) {
+            int sum = 0;
+            for (int k = 0; k < lines; ++k) { place[k] = sum; sum += keep[k]; }
+            place[lines] = sum;
+        }
         __syncthreads();
-        if (t < cells) a[t] = b[t];
-        if (by_rows) nh = kept; else nw = kept;
+        for (int k = t; k < cells; k += blockDim.x) {
+            int y = k / W, x = k % W, line = by_rows ? y : x;
+            if (keep[line]) b[by_rows ? place[line] * W + x : y * W + place[line]] = a[k];
+        }
+        if (by_rows) nh = place[lines]; else nw = place[lines];
+        __syncthreads();
+        for (int k = t; k < cells; k += blockDim.x) a[k] = b[k];
         __syncthreads();
     }
-    if (t < cells) out[i * cells + t] = a[t];
+    for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = a[k];
     if (t == 0) { out_h[i] = nh; out_w[i] = nw; valid[i] = nh > 0 && nw > 0; }
 }
 """
@@ -615,15 +672,15 @@ def _block_results(xp, g):
             xp.zeros(n, dtype=bool))
 
 
-def _padded_to_padded(xp, name: str, g, h, w, *flags) -> Padded:
+def _padded_to_padded(xp, name: str, g, h, w, *flags, threads=block_threads) -> Padded:
     """Launch kernel ``name`` with a block per grid of the zero-padded stack ``g`` (real sides
-    ``h``, ``w``), arguments ``(g, h, w, H, W, *flags, out, out_h, out_w, valid)``, flags as int32;
-    its results fill a stack of ``g``'s shape."""
+    ``h``, ``w``) and ``threads(H * W)`` threads, arguments ``(g, h, w, H, W, *flags, out, out_h,
+    out_w, valid)``, flags as int32; its results fill a stack of ``g``'s shape."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     out, oh, ow, valid = _block_results(xp, g)
     if n:
-        _kernel(name)((n,), (block_threads(H * W),),
+        _kernel(name)((n,), (threads(H * W),),
                       (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                        *(np.int32(int(f)) for f in flags), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
@@ -640,7 +697,7 @@ def complete_period(xp, g, h, w, max_period: int, crop: bool) -> Padded:
     steps up to ``max_period`` (at most 15)."""
     if not 1 <= max_period <= 15:
         raise ValueError(f"periods up to 15, got {max_period}")
-    return _padded_to_padded(xp, "complete_period", g, h, w, max_period, bool(crop))
+    return _padded_to_padded(xp, "complete_period", g, h, w, max_period, bool(crop), threads=loop_threads)
 
 
 def crop_to_mask(xp, g, mask, valid=None) -> Padded:
@@ -652,7 +709,7 @@ def crop_to_mask(xp, g, mask, valid=None) -> Padded:
     if n:
         mask = xp.ascontiguousarray(xp.broadcast_to(mask, g.shape), dtype=bool)
         valid = 0 if valid is None else xp.ascontiguousarray(xp.broadcast_to(valid, (n,)), dtype=bool)
-        _kernel("crop_to_mask")((n,), (block_threads(H * W),),
+        _kernel("crop_to_mask")((n,), (loop_threads(H * W),),
                                 (g, mask, valid, np.int32(H), np.int32(W), out, oh, ow, ok))
     return Padded(out, oh, ow, ok)
 
@@ -664,7 +721,7 @@ def choose_objects(xp, labels, sizes, first, largest: bool):
     n, H, W = labels.shape
     chosen = xp.zeros(n, dtype=xp.int64)
     if n:
-        _kernel("choose_object")((n,), (block_threads(H * W),),
+        _kernel("choose_object")((n,), (loop_threads(H * W),),
                                  (labels, xp.ascontiguousarray(sizes), xp.ascontiguousarray(first),
                                   np.int32(H), np.int32(W), np.int32(bool(largest)), chosen))
     return chosen
@@ -677,7 +734,7 @@ def crop_objects(xp, g, labels, chosen) -> Padded:
     n, H, W = g.shape
     out, oh, ow, valid = _block_results(xp, g)
     if n:
-        _kernel("crop_object")((n,), (block_threads(H * W),),
+        _kernel("crop_object")((n,), (loop_threads(H * W),),
                                (g, xp.ascontiguousarray(labels), per_grid_arg(xp, chosen, n), np.int32(H),
                                 np.int32(W), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
@@ -703,7 +760,7 @@ def smallest_periods(xp, g, h, w):
     py, px = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
     if n:
         # Threads 1..H-1 test row shifts, threads 32 + (1..W-1) column shifts.
-        _kernel("smallest_periods")((n,), (max(block_threads(H * W), 64),),
+        _kernel("smallest_periods")((n,), (64,),
                                     (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                      py, px))
     return py, px
@@ -717,7 +774,7 @@ def _line_draw(xp, g, connect: bool, dirs: int = 0, count: int = 0, vertical: bo
         raise ValueError(f"grids up to 30x30, got {H}x{W}")
     out = xp.empty_like(g)
     if g.size:
-        _kernel("line_draw")((n,), (max(block_threads(H * W), 64),),
+        _kernel("line_draw")((n,), (64,),
                              (g, out, np.int32(H), np.int32(W), np.int32(bool(connect)), np.int32(dirs),
                               np.int32(count), np.int32(bool(vertical)), np.int32(bool(marked))))
     return out
@@ -761,7 +818,9 @@ def overlay_halves(xp, g, h, w, axis: str, op: str):
 def keep_lines(xp, g, h, w, rows: bool, cols: bool, nonzero: bool) -> Padded:
     """``regions.dedup_lines`` (``nonzero`` false: rows, then columns, equal to the one before them
     removed) and ``regions.compress`` (``nonzero``: lines with no non-zero cell removed)."""
-    return _padded_to_padded(xp, "keep_lines", g, h, w, bool(rows), bool(cols), bool(nonzero))
+    # Two warps: the serial scans of lines take at most 30 threads; the copies loop over cells.
+    return _padded_to_padded(xp, "keep_lines", g, h, w, bool(rows), bool(cols), bool(nonzero),
+                             threads=lambda cells: 64)
 
 
 def cell_summary(xp, g, h, w, count: bool) -> Padded:
@@ -771,7 +830,7 @@ def cell_summary(xp, g, h, w, count: bool) -> Padded:
     out = xp.empty((n, 15, 15), dtype=xp.uint8)
     oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.zeros(n, dtype=bool)
     if n:
-        _kernel("cell_summary")((n,), (max(block_threads(H * W), 256),),
+        _kernel("cell_summary")((n,), (loop_threads(H * W, 256),),
                                 (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                  np.int32(bool(count)), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)

@@ -100,20 +100,24 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
 // object's first cell its size (0 elsewhere), and ``objects`` the grid's count.
 extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int H,
                                         int W, int conn, int by_colour) {
-    __shared__ int lab[1024];
+    // The block's threads loop over the grid's cells (k = threadIdx.x, then every blockDim.x).
+    __shared__ int lab[1024], count[1024], rank[1024];
     __shared__ unsigned char col[1024];
+    __shared__ int before[33];
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
-    int y = t / W, x = t % W;
-    unsigned char v = t < cells ? g[i * cells + t] : 0;
-    bool on = v != 0;
     const int BIG = 1 << 30;
-    if (t < cells) { lab[t] = on ? t : BIG; col[t] = v; }
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = g[i * cells + k];
+        lab[k] = v ? k : BIG; col[k] = v; count[k] = 0;
+    }
     __syncthreads();
     while (true) {
         int changed = 0;
-        if (on) {
-            int best = lab[t];
+        for (int k = t; k < cells; k += blockDim.x) {
+            unsigned char v = col[k];
+            if (!v) continue;
+            int y = k / W, x = k % W, best = lab[k];
             for (int dy = -1; dy <= 1; ++dy) {
                 for (int dx = -1; dx <= 1; ++dx) {
                     if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
@@ -125,40 +129,45 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
                     if (lv < best) best = lv;
                 }
             }
-            if (best < lab[t]) { lab[t] = best; changed = 1; }
+            if (best < lab[k]) { lab[k] = best; changed = 1; }
         }
         __syncthreads();
         // Pointer jumping: a label is the index of a cell of the same object, whose own label is
         // no larger; following them shortens chains (few rounds instead of one per cell of path).
-        if (on) {
-            int l = lab[t], m = lab[l];
+        for (int k = t; k < cells; k += blockDim.x) {
+            if (!col[k]) continue;
+            int l = lab[k], m = lab[l];
             while (m < l) { l = m; m = lab[l]; }
-            if (l < lab[t]) { lab[t] = l; changed = 1; }
+            if (l < lab[k]) { lab[k] = l; changed = 1; }
         }
         if (!__syncthreads_or(changed)) break;
     }
     // Object sizes, counted in shared memory: the root cell of each object holds its size. The
-    // objects' numbers: each root's rank among the grid's roots (a block-wide prefix count).
-    __shared__ int count[1024], rank[1024], before[32];
-    if (t < cells) count[t] = 0;
-    __syncthreads();
-    if (on) atomicAdd(&count[lab[t]], 1);
-    bool is_root = on && lab[t] == t;
-    unsigned roots = __ballot_sync(0xffffffffu, is_root);
-    int lane = t % 32, warp = t / 32;
-    if (lane == 0) before[warp] = __popc(roots);
-    __syncthreads();
-    if (t == 0) {
-        int sum = 0;
-        for (int k = 0; k < (int)blockDim.x / 32; ++k) { int c = before[k]; before[k] = sum; sum += c; }
-        objects[i] = sum;
+    // objects' numbers: each root's rank among the grid's roots (block-wide prefix counts over
+    // the cells, blockDim.x at a time).
+    for (int k = t; k < cells; k += blockDim.x) if (col[k]) atomicAdd(&count[lab[k]], 1);
+    int lane = t % 32, warp = t / 32, warps = (int)blockDim.x / 32, sum = 0;
+    for (int from = 0; from < cells; from += blockDim.x) {
+        int k = from + t;
+        bool is_root = k < cells && col[k] && lab[k] == k;
+        unsigned roots = __ballot_sync(0xffffffffu, is_root);
+        if (lane == 0) before[warp] = __popc(roots);
+        __syncthreads();
+        if (t == 0) {
+            int run = sum;
+            for (int j = 0; j < warps; ++j) { int c = before[j]; before[j] = run; run += c; }
+            before[warps] = run;
+        }
+        __syncthreads();
+        if (k < cells) rank[k] = before[warp] + __popc(roots & ((1u << lane) - 1u));
+        sum = before[warps];
+        __syncthreads();
     }
-    __syncthreads();
-    rank[t] = before[warp] + __popc(roots & ((1u << lane) - 1u));
-    __syncthreads();
-    if (t < cells) {
-        local[i * cells + t] = on ? rank[lab[t]] : -1;
-        size[i * cells + t] = is_root ? count[t] : 0;
+    if (t == 0) objects[i] = sum;
+    for (int k = t; k < cells; k += blockDim.x) {
+        bool on = col[k] != 0;
+        local[i * cells + k] = on ? rank[lab[k]] : -1;
+        size[i * cells + k] = on && lab[k] == k ? count[k] : 0;
     }
 }
 
@@ -640,7 +649,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     size = xp.empty(g.shape, dtype=xp.int32)
     objects = xp.zeros(n, dtype=xp.int32)
     if g.size:
-        _kernel("object_roots")((n,), (block_threads(cells),),
+        _kernel("object_roots")((n,), (loop_threads(cells),),
                                 (g, local, size, objects, np.int32(H), np.int32(W), np.int32(conn),
                                  np.int32(bool(by_colour))))
     ends = xp.cumsum(objects, dtype=xp.int64)
@@ -785,7 +794,19 @@ def fill_boxes(xp, g, labels, first):
 
 
 def block_threads(cells: int) -> int:
-    """Threads for a block-per-grid kernel over ``cells`` cells: a multiple of 32, at most 1024."""
+    """Threads for a block-per-grid kernel with a thread per cell of ``cells``: a multiple of 32,
+    at most 1024."""
     if cells > 1024:
         raise ValueError(f"grids up to 30x30 (with a frame: 1024 cells), got {cells} cells")
     return max(32, (cells + 31) // 32 * 32)
+
+
+# Threads of a block-per-grid kernel that loops over its grid's cells. A thread per cell of a
+# 30 x 30 grid (928) leaves an SM two grids at a time, each block idle in its serial parts.
+LOOP_THREADS = 256
+
+
+def loop_threads(cells: int, least: int = 32) -> int:
+    """Threads for a block-per-grid kernel that loops over the ``cells`` cells of its grid: one per
+    cell up to :data:`LOOP_THREADS`, and at least ``least`` (what its own serial parts need)."""
+    return max(least, min(block_threads(cells), LOOP_THREADS))
