@@ -46,8 +46,8 @@
 #            scored together up to 4, 8 and 16 block sizes of cells
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
 #            with the tree in .old and this one, twice alternating: wall and level times
-#   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30),
-#            (10, 20, 30) and (10, 15, 20, 30), twice alternating: wall and level times
+#   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30)
+#            and (10, 20, 30), three times alternating: wall and level times
 #   cold2    a fresh process's first depth-2 search on one GPU under cProfile (unsynchronised): where
 #            the first search's extra time goes (loading kernels, growing the memory pool)
 #   hprof3   depth 3 unsynchronised, the second of two runs in a process under cProfile: the host's
@@ -153,7 +153,7 @@ for step in "$@"; do
               PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/old /"
               timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/new /"
             done ;;
-    sidesw3) for i in 1 2; do for b in 10,30 10,20,30 10,15,20,30; do
+    sidesw3) for i in 1 2 3; do for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --bucket-sides $b 2>&1 | tee -a "$out/sidesw3.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$b /"
              done; done ;;
     cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
