@@ -227,6 +227,28 @@ class PaddedLayout:
             self._per_bucket[key] = self.items.xp.arange(int(idx.shape[0]), dtype=self.items.xp.int64) * (H * W)
         return self._per_bucket[key]
 
+    def starts(self, bucket):
+        """Where each grid of one bucket starts in the items' cells (cached)."""
+        key = ("starts", bucket[3])
+        if key not in self._per_bucket:
+            self._per_bucket[key] = self.items.start[bucket[2]]
+        return self._per_bucket[key]
+
+    def order(self):
+        """The items' indices in bucket order: the buckets' ``idx`` one after another (cached)."""
+        if "order" not in self._per_bucket:
+            xp = self.items.xp
+            self._per_bucket["order"] = xp.concatenate([b[2] for b in self.buckets]) if self.buckets \
+                else xp.zeros(0, dtype=xp.int64)
+        return self._per_bucket["order"]
+
+    def firsts(self):
+        """Where each bucket after the first begins in :meth:`order`, on the items' device (cached)."""
+        if "firsts" not in self._per_bucket:
+            counts = [int(b[2].shape[0]) for b in self.buckets]
+            self._per_bucket["firsts"] = self.items.xp.asarray(np.cumsum(counts)[:-1].astype(np.int64))
+        return self._per_bucket["firsts"]
+
     def real_mask(self, bucket):
         """True on the cells of each grid, False on its padding (cached)."""
         key = ("mask", bucket[3])

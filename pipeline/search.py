@@ -379,38 +379,44 @@ class Search:
     def _apply_padded_kernels(self, items: Items, lay, tr):
         """:meth:`_apply_padded` on a GPU: each bucket's results are copied out of their padded
         stack and hashed in one kernel per bucket (no masking of the padding, no concatenation of
-        the buckets' results)."""
+        the buckets' results), and the host waits for the device twice per transform at most,
+        not once per bucket."""
         xp, hasher = self.xp, self.p.hasher
         if tr.primitive.pad == "inplace":
             cells = self._output_cells(int(items.cells.shape[0]))
-            hv = xp.empty(items.count, dtype=xp.uint64)
+            hashes = []
             for bucket in lay.buckets:
                 H, W, idx, _ = bucket
                 h, w = lay.sides(bucket)
                 res = tr.padded(xp, lay.stack(bucket), h, w)
-                hv[idx] = hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, items.start[idx], h, w)
+                hashes.append(hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, lay.starts(bucket), h, w))
+            hv = xp.empty(items.count, dtype=xp.uint64)
+            hv[lay.order()] = xp.concatenate(hashes)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
-        # Crops: the valid grids, bucket by bucket, each read from its padded result.
-        kept = []
-        for bucket in lay.buckets:
-            H, W, idx, _ = bucket
-            res = tr.padded(xp, lay.stack(bucket), *lay.sides(bucket))
-            keep = xp.nonzero(res.valid)[0]
-            kept.append((idx[keep], keep, res, res.h[keep], res.w[keep]))
-        src = xp.concatenate([k[0] for k in kept])
-        if src.shape[0] == 0:
+        # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
+        results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
+        counts = [int(bucket[2].shape[0]) for bucket in lay.buckets]
+        valid = xp.concatenate([xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
+        keep = xp.nonzero(valid)[0]
+        if keep.shape[0] == 0:
             return None, None
-        h = xp.concatenate([k[3] for k in kept]).astype(xp.int64)
-        w = xp.concatenate([k[4] for k in kept]).astype(xp.int64)
+        h = xp.concatenate([xp.broadcast_to(r.h, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64)
+        w = xp.concatenate([xp.broadcast_to(r.w, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64)
+        src = lay.order()[keep]
         sizes = h * w
-        out = Items(xp, self._output_cells(int(sizes.sum())), items.state[src], items.sample[src], h, w,
-                    xp.cumsum(sizes) - sizes)
-        hashes, at = [], 0
-        for _, keep, res, kh, kw in kept:
+        ends = xp.cumsum(sizes)
+        # Where each bucket's kept grids begin among all kept ones, with the total cells: one wait.
+        total, cuts = to_host_all(ends[-1:], xp.searchsorted(keep, lay.firsts()))
+        out = Items(xp, self._output_cells(int(total[0])), items.state[src], items.sample[src], h, w, ends - sizes)
+        hashes = []
+        bounds = [0] + cuts.tolist() + [int(keep.shape[0])]
+        for res, first, lo, hi in zip(results, np.cumsum([0] + counts[:-1]).tolist(), bounds[:-1], bounds[1:]):
+            if hi == lo:
+                continue
             m, OH, OW = res.arr.shape
-            part = slice(at, at + int(keep.shape[0]))
-            hashes.append(hasher.copy_padded(res.arr, keep * (OH * OW), OW, out.cells, out.start[part], kh, kw))
-            at = part.stop
+            part = slice(lo, hi)
+            hashes.append(hasher.copy_padded(res.arr, (keep[part] - first) * (OH * OW), OW, out.cells,
+                                             out.start[part], h[part], w[part]))
         return out, xp.concatenate(hashes)
 
     def _drop_solved(self, block: Block) -> list:

@@ -527,6 +527,7 @@ __device__ unsigned long long splitmix(unsigned long long z) {
 # Fused elementwise kernels (CuPy ElementwiseKernel arguments), compiled on first use.
 _ELEMENTWISE = {
     "splitmix64": ("uint64 v", "uint64 out", "out = splitmix(v)"),
+    "remap_ok": ("int64 h, int64 w, bool valid", "bool ok", "ok = valid && h >= 1 && w >= 1 && h <= 30 && w <= 30"),
 }
 
 
@@ -560,6 +561,13 @@ def remap(xp, g, out_h, out_w, R, C, src_r, src_c):
     _kernel("remap")(((n + 7) // 8,), (256,), (g, np.int32(H), np.int32(W), np.int32(rows), np.int32(cols),
                                               np.int64(n), *args, out))
     return out
+
+
+def remap_ok(xp, out_h, out_w, valid):
+    """Which grids of ``ragged.remap`` have a result: output sides in 1..30 and ``valid`` (None:
+    all), in one launch instead of seven."""
+    as64 = (lambda v: v if isinstance(v, int) else xp.asarray(v, dtype=xp.int64))
+    return _elementwise("remap_ok")(as64(out_h), as64(out_w), True if valid is None else valid)
 
 
 def splitmix64(xp, v):

@@ -32,11 +32,12 @@ def remap(xp, g, out_h, out_w, rows: int, cols: int, src_r, src_c, valid=None) -
     n, H, W = g.shape
     rows, cols = max(1, min(MAX_SIDE, rows)), max(1, min(MAX_SIDE, cols))
     R, C = coords(xp, rows, cols)
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        ok = xp.broadcast_to(kernels.remap_ok(xp, out_h, out_w, valid), (n,))
+        return Padded(kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c), out_h, out_w, ok)
     ok = (out_h >= 1) & (out_w >= 1) & (out_h <= MAX_SIDE) & (out_w <= MAX_SIDE)
     if valid is not None:
         ok = ok & valid
-    if kernels.enabled(xp) and g.dtype == xp.uint8:
-        return Padded(kernels.remap(xp, g, out_h, out_w, R, C, src_r, src_c), out_h, out_w, ok)
     inside = (R < per_grid(out_h)) & (C < per_grid(out_w))
     # Clip the sources before they broadcast (they are usually per row or per column), then take
     # from the flat stack with one index array.
