@@ -391,7 +391,8 @@ class Search:
                 res = tr.padded(xp, lay.stack(bucket), h, w)
                 hashes.append(hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, lay.starts(bucket), h, w))
             hv = xp.empty(items.count, dtype=xp.uint64)
-            hv[lay.order()] = xp.concatenate(hashes)
+            if hashes:
+                hv[lay.order()] = xp.concatenate(hashes)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
         # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
