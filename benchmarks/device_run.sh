@@ -48,6 +48,7 @@
 #            with the tree in .old and this one, twice alternating: wall and level times
 #   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30)
 #            and (10, 20, 30), three times alternating: wall and level times
+#   cold3    a fresh process's first depth-3 search on one GPU under cProfile (unsynchronised)
 #   cold2    a fresh process's first depth-2 search on one GPU under cProfile (unsynchronised): where
 #            the first search's extra time goes (loading kernels, growing the memory pool)
 #   hprof3   depth 3 unsynchronised, the second of two runs in a process under cProfile: the host's
@@ -156,6 +157,7 @@ for step in "$@"; do
     sidesw3) for i in 1 2 3; do for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --bucket-sides $b 2>&1 | tee -a "$out/sidesw3.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$b /"
              done; done ;;
+    cold3) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --cprofile 60 > "$out/cold3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold3.txt" ;;
     cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
            timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
     hprof3) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --repeat 2 --cprofile 80 > "$out/hprof3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof3.txt" ;;
