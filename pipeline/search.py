@@ -7,6 +7,7 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -36,6 +37,9 @@ ABSORB_CELLS = {"cpu": lambda block_cells: min(block_cells, 4_000_000), "gpu": l
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
 ACC_SCALE = 1 << 20    # cell accuracy in fixed point
 USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
+# On the last level, finish each absorb's leaderboard update while the next transform's kernels
+# run (tests compare both).
+DEFER_BOARDS = True
 
 
 @dataclass
@@ -95,6 +99,9 @@ class Search:
         # Profiling sets this to the device's synchronize, so stage times are device times too.
         self.sync = None
         self._pending = None  # the queue of the block being expanded (its outputs' cells buffer)
+        # The host's part of the last absorb's leaderboard update, when it was put off (see
+        # _update_boards): it runs while the device works on the next transform.
+        self._deferred = None
 
     def _now(self) -> float:
         if self.sync is not None:
@@ -118,11 +125,13 @@ class Search:
             self.stats.levels_done = level
             if not frontier:
                 break
+        self._run_deferred()
         self.test_grids.flush()
         self.stats.seconds = time.perf_counter() - start
         return self.stats
 
     def _expand_level(self, frontier, level, last, deadline):
+        self._run_deferred()  # the boards' solved flags decide which states are dropped
         kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
         if not self.expand_solved:
             t0 = self._now()
@@ -158,6 +167,7 @@ class Search:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
                         self._pending = None
+                        self._run_deferred()
                         return []
                     for output in self._apply_run(block, run):
                         if pending.add(output):
@@ -167,6 +177,7 @@ class Search:
                         self.progress(level, done, total)
                 if pending:
                     absorb()
+                self._run_deferred()
             self._pending = None
             del block
             t0 = self._now()
@@ -396,6 +407,7 @@ class Search:
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
         # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
+        self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         counts = [int(bucket[2].shape[0]) for bucket in lay.buckets]
         valid = xp.concatenate([xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
         keep = xp.nonzero(valid)[0]
@@ -458,6 +470,7 @@ class Search:
         If merging and hashing several outputs runs out of device memory (before anything is
         recorded), each half of them is absorbed on its own, which gives the same results.
         """
+        self._run_deferred()  # the previous absorb's boards: their thresholds pick this one's offers
         try:
             t0 = self._now()
             merged = _merge_outputs(self.xp, outputs)
@@ -513,7 +526,9 @@ class Search:
         scored = self._score_new(block, out, hv, mixed, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        self._update_boards(block, out, new, scored)
+        # On the last level no next blocks depend on the boards' solved flags: the host's part of
+        # the update can wait for the next transform's kernels to be launched.
+        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS and not keep)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return []
@@ -610,9 +625,26 @@ class Search:
         hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
         return correct, hist
 
-    def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores") -> None:
+    def _run_deferred(self) -> None:
+        """Finish the leaderboard update that :meth:`_update_boards` put off, if any."""
+        finish, self._deferred = self._deferred, None
+        if finish is None:
+            return
+        try:
+            finish()  # its time counts in the stage that runs it (apply, or the next merge)
+        except Exception as exc:
+            # Raised inside a transform, an out-of-memory error would be taken for the
+            # transform's and retried on halves, with the boards half updated.
+            if is_out_of_memory(exc):
+                raise RuntimeError("out of device memory while updating the leaderboards") from exc
+            raise
+
+    def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores", defer: bool = False) -> None:
         """Offer the best new states of each task and transform to the task's leaderboard (see
-        :class:`Leaderboards`). Only the states that beat their task's board cross to the host."""
+        :class:`Leaderboards`). Only the states that beat their task's board cross to the host.
+        With ``defer`` the host's part (sorting the offers, making the candidates, queueing
+        their test grids) is left to :meth:`_run_deferred`, which runs before anything reads the
+        boards, thresholds or solved flags."""
         xp = self.xp
         # A state that does not beat its board's last entry cannot enter the board; only those
         # that do cross to the host, with what the boards need of them, in one copy.
@@ -627,6 +659,18 @@ class Search:
             wanted.append(scored.mapping[at].astype(xp.uint8))
         pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, *maps_h = to_host_all(*wanted)
         maps_h = maps_h[0] if maps_h else None
+        offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
+                                  tkey_h, maps_h)
+        if defer:
+            self._deferred = offer
+        else:
+            offer()
+
+    def _offer(self, block, parts, new: "_NewStates", pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h,
+               maps_h) -> None:
+        """The host's part of :meth:`_update_boards`: the picked new states' attributes (host
+        arrays) sorted, the best few of each task and transform offered to the boards, and the
+        candidates that enter made, their test grids queued."""
         idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs

@@ -123,6 +123,19 @@ def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
     assert _boards(_solve(real_tasks, 1)) == plain
 
 
+def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
+    """The last level's leaderboard updates finished later (while the next transform runs) give
+    the boards, test outputs, solved flags and state counts of updates made at once."""
+    monkeypatch.setattr(search_mod, "DEFER_BOARDS", False)
+    at_once = _solve(real_tasks, 2)
+    monkeypatch.setattr(search_mod, "DEFER_BOARDS", True)
+    deferred = _solve(real_tasks, 2)
+    assert _boards(deferred) == _boards(at_once)
+    assert deferred.solved.tolist() == at_once.solved.tolist()
+    assert (deferred.stats.states, deferred.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    assert deferred._deferred is None
+
+
 @pytest.mark.parametrize("sides", [(10, 20, 30), (10, 30), (30,)])
 def test_gpu_bucket_layout_gives_identical_results(real_tasks, monkeypatch, sides):
     """The GPU's path on the CPU: every padding-aware primitive bucketed, with the GPU's few
