@@ -8,14 +8,26 @@ A stack of one shape is the special case of constant ``h`` and ``w``.
 """
 from __future__ import annotations
 
+import functools
+
 from solvers import kernels
 from solvers.batch import MAX_SIDE, Padded
 from solvers.xp import stable_argsort
 
 
 def coords(xp, rows: int, cols: int):
-    """Row and column index grids of shapes (1, rows, 1) and (1, 1, cols)."""
-    return xp.arange(rows)[None, :, None], xp.arange(cols)[None, None, :]
+    """Row and column index grids of shapes (1, rows, 1) and (1, 1, cols), made once per device
+    (a search asks for the same few dozens of times per transform; callers must not modify them)."""
+    device = xp.cuda.Device().id if hasattr(xp, "cuda") else None
+    return _coords(xp, rows, cols, device)
+
+
+@functools.lru_cache(maxsize=4096)
+def _coords(xp, rows: int, cols: int, device):
+    R, C = xp.arange(rows)[None, :, None], xp.arange(cols)[None, None, :]
+    if xp.__name__ == "numpy":
+        R.flags.writeable = C.flags.writeable = False  # NumPy: a caller writing to them fails loudly
+    return R, C
 
 
 def per_grid(v):
