@@ -690,15 +690,18 @@ class Search:
         keys_u64 = np.array([k & 0xFFFF_FFFF_FFFF_FFFF for k in keys], dtype=np.uint64)
 
         def make(rows: np.ndarray) -> list:
-            made, luts = [], []
-            for j in rows.tolist():
-                if solved_h[j]:
-                    self.solved[int(tasks[j])] = True
-                lut = maps_h[j] if cm_h[j] else None
-                luts.append(lut)
-                made.append(Candidate(int(gids[j]), float(rank_h[j]), bool(solved_h[j]), int(exact_h[j]),
-                                      float(score_h[j]), None if lut is None else
-                                      {c: int(lut[c]) for c in range(10) if lut[c] != c}, [], keys[j]))
+            # Python values taken out of the arrays at once (indexing NumPy scalar by scalar made
+            # this loop the host's largest cost where thousands of candidates enter at once).
+            g, r, sv, ex, sc, cm, ts = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h,
+                                                                      cm_h, tasks))
+            rows = rows.tolist()
+            luts = [maps_h[j] if c else None for j, c in zip(rows, cm)]
+            made = []
+            for k, j in enumerate(rows):
+                if sv[k]:
+                    self.solved[ts[k]] = True
+                mapping = None if luts[k] is None else {c: v for c, v in enumerate(luts[k].tolist()) if v != c}
+                made.append(Candidate(g[k], r[k], sv[k], ex[k], sc[k], mapping, [], keys[j]))
             self.test_grids.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
             return made
 
