@@ -675,7 +675,7 @@ class Search:
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
         # Only the best few of each task and transform are offered.
-        order = np.lexsort((gids, -rank_h, trs, tasks))
+        order = offer_order(tasks, trs, rank_h, gids)
         run_task, run_tr = tasks[order], trs[order]
         first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
         pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
@@ -852,6 +852,18 @@ class _NewStates:
     def tasks(self, pos) -> np.ndarray:
         """The tasks of the new states at positions ``pos``."""
         return self.merged.tasks(self.idx[pos])
+
+
+def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.ndarray) -> np.ndarray:
+    """``np.lexsort((gids, -rank, trs, tasks))``: by task, then transform, then rank (best first),
+    then id. Where the ids already ascend (new states' ids follow their positions), two stable
+    sorts give that order about twice as fast (tens of milliseconds where a GPU's absorb offers
+    hundreds of thousands of states to boards with room)."""
+    if len(gids) > 1 and bool((gids[1:] < gids[:-1]).any()):
+        return np.lexsort((gids, -rank, trs, tasks))
+    by_rank = np.argsort(-rank, kind="stable")
+    group = tasks.astype(np.int64) * (int(trs.max()) + 1 if len(trs) else 1) + trs
+    return by_rank[np.argsort(group[by_rank], kind="stable")]
 
 
 def _transform_runs(transforms) -> list:

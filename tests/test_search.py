@@ -6,12 +6,14 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pipeline.problem as problem_mod
 import pipeline.search as search_mod
 from pipeline.engine import run_search, split_tasks
 from pipeline.problem import Problem
-from pipeline.search import Search
+from pipeline.search import Search, offer_order
 from pipeline.tasks import Task, load_tasks
 from solvers import dsl
 
@@ -121,6 +123,21 @@ def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
     plain = _boards(_solve(real_tasks, 1))
     monkeypatch.setattr(search_mod, "USE_PADDED", True)
     assert _boards(_solve(real_tasks, 1)) == plain
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0, 99.0])),
+                max_size=60), st.booleans())
+def test_offer_order_is_lexsorts(rows, shuffled):
+    """Boards' offers ordered by task, transform, rank (best first), id: as np.lexsort orders them,
+    with ids ascending (the fast path) or not (lexsort itself); ties and signed zeros included."""
+    tasks = np.array([r[0] for r in rows], dtype=np.int64)
+    trs = np.array([r[1] for r in rows], dtype=np.int64)
+    rank = np.array([r[2] for r in rows], dtype=np.float64)
+    gids = np.arange(len(rows), dtype=np.int64) * 3 + 7
+    if shuffled:
+        gids = gids[::-1].copy()
+    want = np.lexsort((gids, -rank, trs, tasks))
+    assert offer_order(tasks, trs, rank, gids).tolist() == want.tolist()
 
 
 def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
