@@ -719,11 +719,12 @@ class Search:
         """The new states within the per-task budget and their grids, as an ungrouped block (or
         several, in order, if taking their grids ran out of device memory)."""
         tasks = new.tasks(slice(None))
+        # Each new state's rank among its task's, in order: its place in the stable sort by task
+        # less where its task's run begins there.
         order = np.argsort(tasks, kind="stable")
-        sorted_tasks = tasks[order]
-        first = np.r_[0, np.nonzero(np.diff(sorted_tasks))[0] + 1]
+        counts = np.bincount(tasks, minlength=len(kept_per_task))
         rank = np.empty(len(tasks), dtype=np.int64)
-        rank[order] = np.arange(len(tasks)) - np.repeat(first, np.diff(np.r_[first, len(tasks)]))
+        rank[order] = np.arange(len(tasks)) - (np.cumsum(counts) - counts)[tasks[order]]
         keep = rank + kept_per_task[tasks] < self.per_task_budget
         if not self.expand_solved:
             keep &= ~self.solved[tasks]
