@@ -408,7 +408,7 @@ class Search:
         # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
-        counts = [int(bucket[2].shape[0]) for bucket in lay.buckets]
+        counts = np.diff(lay.first_of_bucket).tolist()
         valid = xp.concatenate([xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
         keep = xp.nonzero(valid)[0]
         if keep.shape[0] == 0:
@@ -423,7 +423,7 @@ class Search:
         out = Items(xp, self._output_cells(int(total[0])), items.state[src], items.sample[src], h, w, ends - sizes)
         hashes = []
         bounds = [0] + cuts.tolist() + [int(keep.shape[0])]
-        for res, first, lo, hi in zip(results, np.cumsum([0] + counts[:-1]).tolist(), bounds[:-1], bounds[1:]):
+        for res, first, lo, hi in zip(results, lay.first_of_bucket, bounds[:-1], bounds[1:]):
             if hi == lo:
                 continue
             m, OH, OW = res.arr.shape
