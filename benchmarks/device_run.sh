@@ -61,6 +61,7 @@
 #   nsysr3   as nsys3, with each transform's application and each absorb marked as an NVTX range
 #            and only the second run captured: per transform and stage, its host time, kernel
 #            launches, their device time and its synchronisations
+#   nsysr2   nsysr3 at depth 2
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -167,12 +168,13 @@ for step in "$@"; do
            [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | grep -v Processing | tail -3
            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
-    nsysr3) H=/opt/nvidia/nsight-compute/2025.3.1/host
-            timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o /tmp/r3 python3 benchmarks/profile_search.py --gpu --nvtx --depth 3 --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
-            [ -f /tmp/r3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/r3.qdstrm 2>&1 | grep -v Processing | tail -3
-            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/r3.sqlite /tmp/r3.nsys-rep 2>&1 | grep -v Processing | tail -2
-            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/r3.sqlite > "$out/nsysr3.txt"; head -12 "$out/nsysr3.txt"; grep -A 40 "by NVTX" "$out/nsysr3.txt"
-            xz -T0 -6 -c /tmp/r3.sqlite > /tmp/r3.sqlite.xz && [ $(stat -c %s /tmp/r3.sqlite.xz) -lt 16000000 ] && cp /tmp/r3.sqlite.xz "$out/" ;;
+    nsysr3|nsysr2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step#nsysr}; r=/tmp/r$d
+            rm -f $r.*
+            timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o $r python3 benchmarks/profile_search.py --gpu --nvtx --depth $d --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
+            [ -f $r.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i $r.qdstrm 2>&1 | grep -v Processing | tail -3
+            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o $r.sqlite $r.nsys-rep 2>&1 | grep -v Processing | tail -2
+            timeout 100 python3 benchmarks/nsys_gaps.py $r.sqlite > "$out/$step.txt"; head -12 "$out/$step.txt"; grep -A 40 "by NVTX" "$out/$step.txt"
+            xz -T0 -6 -c $r.sqlite > $r.sqlite.xz && [ $(stat -c %s $r.sqlite.xz) -lt 16000000 ] && cp $r.sqlite.xz "$out/" ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

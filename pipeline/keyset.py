@@ -28,11 +28,15 @@ class KeySet:
         self.runs: list = []
         self.size = 0
 
-    def add_new(self, keys):
+    def add_new(self, keys, use=None):
         """Positions (ascending) of the first occurrence of every key of ``keys`` not seen before;
-        remembers those keys. (On a GPU this waits for the device twice: CuPy's ``unique`` sizes
-        its result, and so does finding the fresh keys.)"""
+        remembers those keys. With the bool mask ``use``, only the positions where it holds count.
+        (On a GPU this waits for the device twice: CuPy's ``unique`` sizes its result, and so does
+        finding the fresh keys; a mask adds a third.)"""
         xp = self.xp
+        if use is not None:
+            cand = xp.nonzero(use)[0]
+            return cand[self.add_new(keys[cand])]
         if keys.shape[0] == 0:
             return xp.zeros(0, dtype=xp.int64)
         uniq, first = xp.unique(keys, return_index=True)
@@ -103,9 +107,11 @@ class HashKeySet:
             raise MemoryError(f"key table: no device memory to grow to {slots} slots "
                               f"({16 * slots / 2**30:.1f} GiB) for {keys} keys")
 
-    def add_new(self, keys):
+    def add_new(self, keys, use=None):
         """Positions (ascending) of the first occurrence of every key of ``keys`` not seen before;
-        remembers those keys. (Waits for the device once, to size the result.)"""
+        remembers those keys. With the bool mask ``use``, only the positions where it holds count
+        (in the kernels: no wait for the device to pick them). (Waits for the device once, to size
+        the result.)"""
         xp = self.xp
         n = int(keys.shape[0])
         if n == 0:
@@ -117,7 +123,7 @@ class HashKeySet:
         if self.batches >= 1 << (64 - self.POSITION_BITS):
             raise RuntimeError("key table: too many batches for its tags")
         first = kernels.first_new_keys(xp, keys, self.keys, self.vals, self.mask,
-                                       self.batches << self.POSITION_BITS)
+                                       self.batches << self.POSITION_BITS, use)
         pos = xp.nonzero(first)[0].astype(xp.int64, copy=False)
         self.size += int(pos.shape[0])
         return pos

@@ -507,13 +507,13 @@ class Search:
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
         t0 = self._now()
-        cand = xp.nonzero(valid)[0]
-        new_dev = cand[self.seen.add_new(key[cand])]
+        new_dev = self.seen.add_new(key, valid)
         # Positions cross in 32 bits where they fit: the largest copy of an absorb, and what the
-        # state table keeps of every state, halved.
-        new_idx = to_host(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev)
+        # state table keeps of every state, halved. The count of valid states comes with them.
+        new_idx, n_valid = to_host_all(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev,
+                                       valid.sum(dtype=xp.int64).reshape(1))
         self.stats.add_time("search.dedup", self._now() - t0)
-        self.stats.candidates += int(cand.shape[0])
+        self.stats.candidates += int(n_valid[0])
         if len(new_idx) == 0:
             return []
         if merged.transforms is None:  # the identity: the task inputs, which keep their ids

@@ -210,10 +210,12 @@ __device__ long long key_home(unsigned long long k, long long mask) {  // where 
     return k == KEY_EMPTY ? mask + 1 : (long long)(splitmix(k) & (unsigned long long)mask);
 }
 
-extern "C" __global__ void key_insert(const unsigned long long* batch, long long n, unsigned long long* keys,
-                                      unsigned long long* vals, long long mask, unsigned long long tag) {
+// Positions where the mask `use` (when not null) is false are left out of the batch.
+extern "C" __global__ void key_insert(const unsigned long long* batch, const bool* use, long long n,
+                                      unsigned long long* keys, unsigned long long* vals, long long mask,
+                                      unsigned long long tag) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= n || (use && !use[i])) return;
     unsigned long long k = batch[i];
     long long s = key_home(k, mask);
     while (s <= mask) {  // the empty marker's own slot needs no claim
@@ -225,12 +227,16 @@ extern "C" __global__ void key_insert(const unsigned long long* batch, long long
 }
 
 // After key_insert of the same batch: first[i] = 1 where position i is its key's first occurrence
-// and the key was not in the table before the batch.
-extern "C" __global__ void key_first_new(const unsigned long long* batch, long long n,
+// and the key was not in the table before the batch (0 where `use` is false).
+extern "C" __global__ void key_first_new(const unsigned long long* batch, const bool* use, long long n,
                                          const unsigned long long* keys, const unsigned long long* vals,
                                          long long mask, unsigned long long tag, bool* first) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
+    if (use && !use[i]) {
+        first[i] = false;
+        return;
+    }
     unsigned long long k = batch[i];
     long long s = key_home(k, mask);
     if (s <= mask)
@@ -711,18 +717,20 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
 KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)
 
 
-def first_new_keys(xp, batch, keys, vals, mask: int, tag: int):
+def first_new_keys(xp, batch, keys, vals, mask: int, tag: int, use=None):
     """Insert the uint64 ``batch`` into the key table ``keys``/``vals`` (``mask + 2`` slots; see the
     ``key_insert`` kernel) under ``tag`` (above every earlier batch's, below 2**64 - 2**40); returns
-    a bool per position: its key's first occurrence in the batch, not in the table before."""
+    a bool per position: its key's first occurrence in the batch, not in the table before. With the
+    bool mask ``use``, only the positions where it holds are in the batch (the others are False)."""
     n = int(batch.shape[0])
     first = xp.empty(n, dtype=xp.bool_)
     if n:
         batch = xp.ascontiguousarray(batch, dtype=xp.uint64)
+        use = np.uint64(0) if use is None else xp.ascontiguousarray(use, dtype=xp.bool_)  # 0: a null pointer
         grid, block = thread_launch(n)
-        _kernel("key_insert")(grid, block, (batch, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag)))
-        _kernel("key_first_new")(grid, block, (batch, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag),
-                                               first))
+        _kernel("key_insert")(grid, block, (batch, use, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag)))
+        _kernel("key_first_new")(grid, block, (batch, use, np.int64(n), keys, vals, np.int64(mask),
+                                               np.uint64(tag), first))
     return first
 
 

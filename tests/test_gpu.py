@@ -295,7 +295,7 @@ def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypat
 def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     """The device's key table (HashKeySet) against the sorted runs (KeySet) on NumPy: batches with
     repeats within and across them, the key that marks an empty slot, and a table that starts
-    tiny, so it is rehashed several times and probes long chains."""
+    tiny, so it is rehashed several times and probes long chains; some batches masked."""
     from pipeline.keyset import HashKeySet, KeySet
     from solvers.kernels import KEY_EMPTY
 
@@ -306,8 +306,13 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
         pool = rng.integers(0, 2**64, 3000, dtype=np.uint64, endpoint=False)
         pool[:2] = [KEY_EMPTY, 0]
         keys = pool[rng.integers(0, rng.integers(1, 3001), size)]
-        got = dev.asnumpy(table.add_new(dev.asarray(keys)))
-        want = runs.add_new(keys)
+        if size % 2:  # a mask leaves some positions out of the batch
+            use = rng.random(size) < 0.7
+            got = dev.asnumpy(table.add_new(dev.asarray(keys), dev.asarray(use)))
+            want = runs.add_new(keys, use)
+        else:
+            got = dev.asnumpy(table.add_new(dev.asarray(keys)))
+            want = runs.add_new(keys)
         assert got.tolist() == want.tolist()
         assert len(table) == len(runs)
     assert table.mask + 1 >= 2 * len(table)
