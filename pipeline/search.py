@@ -22,7 +22,7 @@ from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, as_parts
 from solvers.registry import transforms
-from solvers.xp import is_out_of_memory, to_host, to_host_all
+from solvers.xp import HostCopy, is_out_of_memory, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -102,6 +102,8 @@ class Search:
         # The host's part of the last absorb's leaderboard update, when it was put off (see
         # _update_boards): it runs while the device works on the next transform.
         self._deferred = None
+        self._unread: list = []  # copies of new states' positions to the host not read yet
+        self._valid_count = 0  # states with every sample (the candidates), summed on the device
 
     def _now(self) -> float:
         if self.sync is not None:
@@ -127,6 +129,8 @@ class Search:
                 break
         self._run_deferred()
         self.test_grids.flush()
+        self.stats.candidates += int(to_host(self._valid_count))
+        self._valid_count = 0
         self.stats.seconds = time.perf_counter() - start
         return self.stats
 
@@ -508,18 +512,20 @@ class Search:
         xp = self.xp
         t0 = self._now()
         new_dev = self.seen.add_new(key, valid)
-        # Positions cross in 32 bits where they fit: the largest copy of an absorb, and what the
-        # state table keeps of every state, halved. The count of valid states comes with them.
-        new_idx, n_valid = to_host_all(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev,
-                                       valid.sum(dtype=xp.int64).reshape(1))
+        self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
+        n_new = int(new_dev.shape[0])
         self.stats.add_time("search.dedup", self._now() - t0)
-        self.stats.candidates += int(n_valid[0])
-        if len(new_idx) == 0:
+        if n_new == 0:
             return []
+        # The new states' positions go to the host (in 32 bits where they fit: the largest copy of
+        # an absorb, and what the state table keeps of every state, halved) while the device
+        # scores them: the host reads them only once it waits for the boards' picks anyway.
+        new_idx = HostCopy(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev)
+        self._unread.append(new_idx)
         if merged.transforms is None:  # the identity: the task inputs, which keep their ids
             new = _NewStates(new_dev, new_idx, merged, None)
         else:
-            self.stats.states += len(new_idx)
+            self.stats.states += n_new
             new = _NewStates(new_dev, new_idx, merged, self.table.add(new_idx, merged))
 
         t0 = self._now()
@@ -626,7 +632,11 @@ class Search:
         return correct, hist
 
     def _run_deferred(self) -> None:
-        """Finish the leaderboard update that :meth:`_update_boards` put off, if any."""
+        """Finish the leaderboard update that :meth:`_update_boards` put off, if any, and take the
+        new states' positions that have reached the host out of pinned memory."""
+        for copy in self._unread:
+            copy.get()
+        self._unread.clear()
         finish, self._deferred = self._deferred, None
         if finish is None:
             return
@@ -834,20 +844,25 @@ def _merge_outputs(xp, outputs: list):
 @dataclass
 class _NewStates:
     """The states an absorb found new: their positions in the merged block on the device
-    (``dev``) and the host (``idx``); their ids follow on from ``first_gid`` (None: the task
-    inputs, which keep their own ids)."""
+    (``dev``) and on their way to the host (``host``, read as ``idx``); their ids follow on from
+    ``first_gid`` (None: the task inputs, which keep their own ids)."""
 
     dev: Any
-    idx: np.ndarray
+    host: HostCopy
     merged: MergedStates
     first_gid: int | None
+
+    @property
+    def idx(self) -> np.ndarray:
+        """The positions on the host (waits for their copy the first time)."""
+        return self.host.get()
 
     def gids(self, pos) -> np.ndarray:
         """The ids of the new states at positions ``pos`` (an index array or a slice)."""
         if self.first_gid is None:
             return self.merged.parents(self.idx[pos])
         if isinstance(pos, slice):
-            return self.first_gid + np.arange(len(self.idx), dtype=np.int64)[pos]
+            return self.first_gid + np.arange(len(self.host), dtype=np.int64)[pos]
         return self.first_gid + np.asarray(pos, dtype=np.int64)
 
     def tasks(self, pos) -> np.ndarray:

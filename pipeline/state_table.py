@@ -72,9 +72,10 @@ class StateTable:
         self._first: list[int] = []  # id of each batch's first state
         self._batches: list[tuple] = []  # (merged positions of its states, MergedStates)
 
-    def add(self, idx: np.ndarray, merged: MergedStates) -> int:
+    def add(self, idx, merged: MergedStates) -> int:
         """Register new states: the merged states ``idx`` of ``merged`` (made by a transform),
-        in order; returns the id of the first (the others follow one by one)."""
+        in order; returns the id of the first (the others follow one by one). ``idx`` is an array,
+        or anything with a length that ``np.asarray`` makes one of (read when a path needs it)."""
         first = self.size
         if len(idx):
             self._first.append(first)
@@ -88,7 +89,7 @@ class StateTable:
         while gid >= self.num_tasks:
             b = bisect.bisect_right(self._first, gid) - 1
             idx, merged = self._batches[b]
-            at = idx[gid - self._first[b]:gid - self._first[b] + 1]
+            at = np.asarray(idx)[gid - self._first[b]:gid - self._first[b] + 1]
             steps.append(int(merged.transform(at)[0]))
             gid = int(merged.parents(at)[0])
         return steps[::-1]

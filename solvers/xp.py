@@ -43,6 +43,40 @@ def to_device_async(xp, host: np.ndarray):
     return dev, pinned
 
 
+class HostCopy:
+    """A device array's copy to the host, begun at once and waited for only when it is read
+    (:meth:`get`, or ``np.asarray``): on a GPU the copy is queued on the current stream into
+    pinned memory, so the host goes on launching work meanwhile. On NumPy it is the array."""
+
+    def __init__(self, arr):
+        self._value = self._pinned = self._done = self._source = None
+        if _cupy is not None and isinstance(arr, _cupy.ndarray):
+            import cupyx
+
+            self._pinned = cupyx.empty_pinned(arr.shape, dtype=arr.dtype)
+            _cupy.asnumpy(arr, out=self._pinned, blocking=False)
+            self._done = _cupy.cuda.get_current_stream().record()
+            self._source = arr  # kept until copied
+        else:
+            self._value = np.asarray(arr)
+        self.shape = tuple(arr.shape)
+
+    def get(self) -> np.ndarray:
+        """The host array (waits for the copy the first time)."""
+        if self._value is None:
+            self._done.synchronize()
+            self._value = np.array(self._pinned)  # out of pinned memory, which its pool reuses
+            self._pinned = self._done = self._source = None
+        return self._value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self.get()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+
 def to_host_all(*arrays) -> list:
     """NumPy copies of several arrays (any dtypes and shapes) in one transfer from the GPU (each
     wait for the device costs it its queue of work, so several small copies cost more than one).

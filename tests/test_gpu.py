@@ -473,3 +473,19 @@ def test_one_packed_copy_gives_each_device_array_back():
     copies = to_host_all(*(cupy.asarray(a) for a in host))
     for a, c in zip(host, copies):
         assert c.dtype == a.dtype and c.shape == a.shape and np.array_equal(a, c)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_a_host_copy_begun_early_reads_the_values_of_then():
+    """HostCopy queues the copy at once: the host reads the values the array had when the copy
+    was begun, although the device array is overwritten by later work on the stream."""
+    import cupy
+
+    from solvers.xp import HostCopy
+    dev = cupy.arange(3_000_000, dtype=cupy.int32)
+    copy = HostCopy(dev)
+    dev *= 0  # queued after the copy
+    assert len(copy) == 3_000_000
+    assert np.array_equal(np.asarray(copy), np.arange(3_000_000, dtype=np.int32))
+    assert not dev.any()

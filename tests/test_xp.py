@@ -37,3 +37,10 @@ def test_packed_copy_gives_back_each_array(arrays):
     for a, c in zip(arrays, copies):
         assert c.dtype == a.dtype and c.shape == a.shape
         assert np.array_equal(a.view(np.uint8), c.view(np.uint8))  # bit for bit (NaNs too)
+
+
+def test_a_host_copy_of_a_numpy_array_is_the_array():
+    from solvers.xp import HostCopy
+    a = np.arange(5)
+    copy = HostCopy(a)
+    assert copy.get() is a and len(copy) == 5 and np.asarray(copy, dtype=np.int32).dtype == np.int32
