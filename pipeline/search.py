@@ -693,17 +693,19 @@ class Search:
         idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
         solved_h, exact_h, score_h, cm_h, tkey_h = solved_h[top], exact_h[top], score_h[top], cm_h[top], tkey_h[top]
         maps_h = maps_h[top] if maps_h is not None else None
-        # A learnt colour table changes the test outputs: it joins their key.
-        keys = [int(k) for k in tkey_h.tolist()]
+        # A learnt colour table changes the test outputs: it joins their key. (Python's hash of a
+        # tuple; only those rows are worked in Python, the others keep their key as it is.)
+        keys_u64 = tkey_h.astype(np.uint64, copy=True)
+        mapped_key = {}
         for j in np.nonzero(cm_h)[0].tolist():
-            keys[j] = hash((keys[j], tuple(maps_h[j].tolist())))
-        keys_u64 = np.array([k & 0xFFFF_FFFF_FFFF_FFFF for k in keys], dtype=np.uint64)
+            mapped_key[j] = hash((int(tkey_h[j]), tuple(maps_h[j].tolist())))
+            keys_u64[j] = mapped_key[j] & 0xFFFF_FFFF_FFFF_FFFF
 
         def make(rows: np.ndarray) -> list:
             # Python values taken out of the arrays at once: indexing NumPy scalars field by field
             # cost about 35 us a candidate, and thousands enter at once on the first levels.
-            g, r, sv, ex, sc, cm, ts = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h,
-                                                                      cm_h, tasks))
+            g, r, sv, ex, sc, cm, ts, tk = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h,
+                                                                          cm_h, tasks, tkey_h))
             rows = rows.tolist()
             luts = [maps_h[j] if c else None for j, c in zip(rows, cm)]
             made = []
@@ -711,7 +713,7 @@ class Search:
                 if sv[k]:
                     self.solved[ts[k]] = True
                 mapping = None if luts[k] is None else {c: v for c, v in enumerate(luts[k].tolist()) if v != c}
-                made.append(Candidate(g[k], r[k], sv[k], ex[k], sc[k], mapping, [], keys[j]))
+                made.append(Candidate(g[k], r[k], sv[k], ex[k], sc[k], mapping, [], mapped_key.get(j, tk[k])))
             self.test_grids.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
             return made
 
