@@ -152,8 +152,8 @@ for step in "$@"; do
                 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 --absorb-cells $a 2>&1 | tee -a "$out/absorbw3.txt" | grep -E "tasks|levels|absorb|pool"
               done ;;
     abab3w) for i in 1 2; do
-              PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/old /"
-              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels" | sed "s/^/new /"
+              PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
+              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/new /"
             done ;;
     sidesw3) for i in 1 2 3; do for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --bucket-sides $b 2>&1 | tee -a "$out/sidesw3.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$b /"

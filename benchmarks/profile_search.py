@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import time
 
 import numpy as np
@@ -115,6 +116,28 @@ def _nvtx_ranges(search) -> None:
         builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
 
 
+class GcTimes:
+    """Collections of Python's cyclic garbage collector and the time they take (gc.callbacks)."""
+
+    def __init__(self):
+        self.count, self.seconds, self.longest, self._t0 = [0, 0, 0], [0.0, 0.0, 0.0], 0.0, 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase, info) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        took, gen = time.perf_counter() - self._t0, info["generation"]
+        self.count[gen] += 1
+        self.seconds[gen] += took
+        self.longest = max(self.longest, took)
+
+    def report(self) -> str:
+        gc.callbacks.remove(self._note)
+        return (f"gc: {sum(self.seconds):.3f} s in {sum(self.count)} collections (generation 2: {self.count[2]}, "
+                f"{self.seconds[2]:.3f} s; longest {self.longest * 1e3:.1f} ms)")
+
+
 def profile_once(args) -> None:
     tasks, _ = load_tasks(args.dataset, args.count)
     if args.gpu:
@@ -167,6 +190,7 @@ def profile_once(args) -> None:
             return out
 
         setattr(hasher, name, timed_hash)
+    gc_times = GcTimes()
     t0 = time.perf_counter()
     stats = search.run(args.depth)
     sync()
@@ -179,6 +203,7 @@ def profile_once(args) -> None:
         print(f"device memory held by the pool: {xp.get_default_memory_pool().total_bytes() / 2**30:.1f} GiB")
     print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
     print("levels:", [round(v, 3) for v in getattr(stats, "level_seconds", [])])
+    print(gc_times.report())
     print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
     for name, sec in per_primitive.most_common(args.top):
         print(f"{name:28} {sec:8.2f} {calls[name]:6}")
