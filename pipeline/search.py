@@ -8,7 +8,6 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 from __future__ import annotations
 
 import functools
-import gc
 import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -114,19 +113,6 @@ class Search:
     # ------------------------------------------------------------------ driver
     def run(self, depth: int, deadline: float | None = None) -> SearchStats:
         """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats."""
-        # The objects alive before the search (modules, CuPy's caches, the problem) are left out
-        # of the garbage collector's passes while it runs: the search makes many small objects
-        # (candidates, lists), and each full pass would walk all of those older ones again.
-        frozen = gc.get_freeze_count() == 0
-        if frozen:
-            gc.freeze()
-        try:
-            return self._run(depth, deadline)
-        finally:
-            if frozen:
-                gc.unfreeze()
-
-    def _run(self, depth: int, deadline: float | None) -> SearchStats:
         start = time.perf_counter()
         frontier = [self.p.initial_block()]
         first = frontier[0]
