@@ -46,6 +46,7 @@
 #            scored together up to 4, 8 and 16 block sizes of cells
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
 #            with the tree in .old and this one, twice alternating: wall and level times
+#   abab2w   abab3w at depth 2
 #   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30)
 #            and (10, 20, 30), three times alternating: wall and level times
 #   cold3    a fresh process's first depth-3 search on one GPU under cProfile (unsynchronised)
@@ -151,9 +152,10 @@ for step in "$@"; do
     absorbw3) for a in 4 8 16; do
                 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 --absorb-cells $a 2>&1 | tee -a "$out/absorbw3.txt" | grep -E "tasks|levels|absorb|pool"
               done ;;
-    abab3w) for i in 1 2; do
-              PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
-              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 2>&1 | tee -a "$out/abab3w.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/new /"
+    abab3w|abab2w) d=${step:4:1}
+            for i in 1 2; do
+              PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
+              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/new /"
             done ;;
     sidesw3) for i in 1 2 3; do for b in 10,30 10,20,30; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --bucket-sides $b 2>&1 | tee -a "$out/sidesw3.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$b /"

@@ -244,6 +244,10 @@ class PaddedLayout:
                 else xp.zeros(0, dtype=xp.int64)
         return self._per_bucket["order"]
 
+    def ordered(self) -> bool:
+        """True when :meth:`order` is the items' own order (one bucket holds them all)."""
+        return len(self.buckets) == 1
+
     def firsts(self):
         """Where each bucket after the first begins in :meth:`order`, on the items' device (cached)."""
         if "firsts" not in self._per_bucket:

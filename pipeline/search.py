@@ -405,25 +405,31 @@ class Search:
                 h, w = lay.sides(bucket)
                 res = tr.padded(xp, lay.stack(bucket), h, w)
                 hashes.append(hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, lay.starts(bucket), h, w))
-            hv = xp.empty(items.count, dtype=xp.uint64)
-            if hashes:
-                hv[lay.order()] = xp.concatenate(hashes)
+            if len(hashes) == 1 and lay.ordered():  # one bucket in item order: nothing to scatter
+                hv = hashes[0]
+            else:
+                hv = xp.empty(items.count, dtype=xp.uint64)
+                if hashes:
+                    hv[lay.order()] = _join(xp, hashes)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
         # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         counts = np.diff(lay.first_of_bucket).tolist()
-        valid = xp.concatenate([xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
+        valid = _join(xp, [xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
         keep = xp.nonzero(valid)[0]
         if keep.shape[0] == 0:
             return None, None
-        h = xp.concatenate([xp.broadcast_to(r.h, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64)
-        w = xp.concatenate([xp.broadcast_to(r.w, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64)
-        src = lay.order()[keep]
+        h = _join(xp, [xp.broadcast_to(r.h, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64, copy=False)
+        w = _join(xp, [xp.broadcast_to(r.w, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64, copy=False)
+        src = keep if lay.ordered() else lay.order()[keep]
         sizes = h * w
         ends = xp.cumsum(sizes)
         # Where each bucket's kept grids begin among all kept ones, with the total cells: one wait.
-        total, cuts = to_host_all(ends[-1:], xp.searchsorted(keep, lay.firsts()))
+        if len(results) == 1:
+            total, cuts = to_host(ends[-1:]), np.zeros(0, dtype=np.int64)
+        else:
+            total, cuts = to_host_all(ends[-1:], xp.searchsorted(keep, lay.firsts()))
         out = Items(xp, self._output_cells(int(total[0])), items.state[src], items.sample[src], h, w, ends - sizes)
         hashes = []
         bounds = [0] + cuts.tolist() + [int(keep.shape[0])]
@@ -434,7 +440,7 @@ class Search:
             part = slice(lo, hi)
             hashes.append(hasher.copy_padded(res.arr, (keep[part] - first) * (OH * OW), OW, out.cells,
                                              out.start[part], h[part], w[part]))
-        return out, xp.concatenate(hashes)
+        return out, _join(xp, hashes)
 
     def _drop_solved(self, block: Block) -> list:
         """``block`` without the states of solved tasks: as one block, none, or (when copying
@@ -731,16 +737,10 @@ class Search:
         """The new states within the per-task budget and their grids, as an ungrouped block (or
         several, in order, if taking their grids ran out of device memory)."""
         tasks = new.tasks(slice(None))
-        # Each new state's rank among its task's, in order: its place in the stable sort by task
-        # less where its task's run begins there.
-        order = np.argsort(tasks, kind="stable")
-        counts = np.bincount(tasks, minlength=len(kept_per_task))
-        rank = np.empty(len(tasks), dtype=np.int64)
-        rank[order] = np.arange(len(tasks)) - (np.cumsum(counts) - counts)[tasks[order]]
-        keep = rank + kept_per_task[tasks] < self.per_task_budget
+        keep = within_budget(tasks, kept_per_task, self.per_task_budget)
         if not self.expand_solved:
             keep &= ~self.solved[tasks]
-        np.add.at(kept_per_task, tasks[keep], 1)
+        kept_per_task += np.bincount(tasks[keep], minlength=len(kept_per_task))
         if not keep.any():
             return []
         return self._kept_blocks(block, out, new, np.nonzero(keep)[0], tasks)
@@ -824,6 +824,12 @@ class _Pending:
         return bool(self.outputs)
 
 
+def _join(xp, arrays: list):
+    """The 1-D ``arrays`` end to end; one array is returned as it is (CuPy's ``concatenate`` costs
+    the host about 0.1 ms a call, which adds up over the launch-bound first levels)."""
+    return arrays[0] if len(arrays) == 1 else xp.concatenate(arrays)
+
+
 def _merge_outputs(xp, outputs: list):
     """One virtual block and one set of grids from several outputs: states numbered in order.
 
@@ -870,6 +876,24 @@ class _NewStates:
     def tasks(self, pos) -> np.ndarray:
         """The tasks of the new states at positions ``pos``."""
         return self.merged.tasks(self.idx[pos])
+
+
+def within_budget(tasks: np.ndarray, kept_per_task: np.ndarray, budget: int) -> np.ndarray:
+    """Which of the new states of ``tasks`` (in order) fit their task's budget: the first
+    ``budget - kept_per_task[t]`` of each task ``t``."""
+    n_tasks = len(kept_per_task)
+    keep = np.ones(len(tasks), dtype=bool)
+    # Only the states of tasks taken past their budget need their rank among their task's new
+    # states: their place in the stable sort by task less where their task's run begins there.
+    over = np.nonzero((kept_per_task + np.bincount(tasks, minlength=n_tasks) > budget)[tasks])[0]
+    if len(over):
+        over_tasks = tasks[over]
+        order = np.argsort(over_tasks, kind="stable")
+        counts = np.bincount(over_tasks, minlength=n_tasks)
+        rank = np.empty(len(over), dtype=np.int64)
+        rank[order] = np.arange(len(over)) - (np.cumsum(counts) - counts)[over_tasks[order]]
+        keep[over] = rank + kept_per_task[over_tasks] < budget
+    return keep
 
 
 def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.ndarray) -> np.ndarray:

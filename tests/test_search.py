@@ -13,7 +13,7 @@ import pipeline.problem as problem_mod
 import pipeline.search as search_mod
 from pipeline.engine import run_search, split_tasks
 from pipeline.problem import Problem
-from pipeline.search import Search, offer_order
+from pipeline.search import Search, offer_order, within_budget
 from pipeline.tasks import Task, load_tasks
 from solvers import dsl
 
@@ -480,3 +480,16 @@ def test_no_room_for_the_queue_buffer_gives_outputs_their_own_memory(real_tasks,
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits == 0
     assert _outcome(search) == expected
+
+
+@given(st.lists(st.integers(0, 5), max_size=80), st.lists(st.integers(0, 12), min_size=6, max_size=6),
+       st.integers(1, 10))
+def test_within_budget_keeps_each_tasks_first_states(tasks, kept, budget):
+    """The new states kept are each task's first ``budget - kept`` (none where it is full)."""
+    seen = list(kept)
+    want = []
+    for t in tasks:
+        want.append(seen[t] < budget)
+        seen[t] += 1
+    got = within_budget(np.array(tasks, dtype=np.int64), np.array(kept, dtype=np.int64), budget)
+    assert got.tolist() == want
