@@ -258,6 +258,22 @@ extern "C" __global__ void key_rehash(const unsigned long long* old_keys, const 
     vals[s] = old_vals[i];
 }
 
+// Per item (grid) of the merged outputs, one thread: its state's count of samples, and the
+// wrapping sums of its mixed item hashes (GridHasher.item: splitmix(hash + (sample + 1) * golden))
+// over all its samples and over its test samples (from n_train[task[s]] on). Sums of uint64 wrap,
+// so the order of the atomic adds does not change them.
+extern "C" __global__ void state_sums(const long long* st, const long long* sm, const unsigned long long* hv,
+                                      long long n, const long long* task, const long long* n_train, int* count,
+                                      unsigned long long* sum, unsigned long long* test_sum) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    long long s = st[i], k = sm[i];
+    unsigned long long mixed = splitmix(hv[i] + ((unsigned long long)k + 1ull) * 0x9E3779B97F4A7C15ull);
+    atomicAdd(&count[s], 1);
+    atomicAdd(&sum[s], mixed);
+    if (k >= n_train[task[s]]) atomicAdd(&test_sum[s], mixed);
+}
+
 // Where an item (of state s, sample k) is a train item of a new state: the index of its train
 // output (task * max_train + k); else -1.
 __device__ long long new_train_item(long long s, long long k, const long long* task, const bool* is_new,
@@ -741,6 +757,22 @@ def rehash_keys(xp, old_keys, old_vals, keys, vals, mask: int) -> None:
     grid, block = thread_launch(old_slots)
     _kernel("key_rehash")(grid, block, (old_keys, old_vals, np.int64(old_slots), keys, vals, np.int64(mask)))
     vals[-1:] = old_vals[-1:]
+
+
+def state_sums(xp, out, hv, task, n_train):
+    """Per state of a merged block (``task``: each state's task): how many items ``out`` (with
+    hashes ``hv``) it has, and the wrapping uint64 sums of its items' mixed hashes over all its
+    samples and over its test samples (``n_train``: train samples per task). One kernel for what
+    scattering a (states, samples) table and summing its rows does."""
+    S, n = int(task.shape[0]), int(out.count)
+    c = xp.ascontiguousarray
+    count = xp.zeros(S, dtype=xp.int32)
+    sums = xp.zeros((2, S), dtype=xp.uint64)
+    if n:
+        grid, block = thread_launch(n)
+        _kernel("state_sums")(grid, block, (c(out.state), c(out.sample), c(hv), np.int64(n), c(task), n_train,
+                                            count, sums[0], sums[1]))
+    return count, sums[0], sums[1]
 
 
 def score_fit(xp, out, hv, task, is_new, p):
