@@ -255,12 +255,10 @@ class Search:
         """Cells (K, C) and hashes (K, I) of the items mapped through each of K colour tables."""
         xp = self.xp
         K, C = int(luts.shape[0]), int(items.cells.shape[0])
+        if kernels.enabled(xp):  # map, copy and hash in one kernel for all K tables
+            cells = self._output_cells(K * C).reshape(K, C)
+            return cells, self.p.hasher.lut_copy(items.cells, items.start, items.h, items.w, luts, cells)
         cells = xp.take(luts, items.cells, axis=1, out=self._output_cells(K * C).reshape(K, C))
-        if kernels.enabled(xp):  # hash the mapped cells where they lie: one kernel for all K
-            base = (xp.arange(K, dtype=xp.int64) * C)[:, None] + items.start[None, :]
-            hashes = self.p.hasher.copy_padded(cells, base.reshape(-1), 0, None, None, xp.tile(items.h, K),
-                                               xp.tile(items.w, K))
-            return cells, hashes.reshape(K, items.count)
         hashes = xp.empty((K, items.count), dtype=xp.uint64)
         if self.bucket_all:
             lay = items.padded(self.block_cells)

@@ -430,6 +430,20 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
 // rows packed when src_pitch is 0) is written to dst (unless it is null) from dst_base[i] on, rows
 // packed (the flat layout), and hashed as hash_grids does (coef: the (30 * 30, 6) int32
 // coefficients of a cell by its row and column; cells outside the grid count as 0 unread).
+// A warp's hash of one grid (h x w) from its lanes' projection sums p (of the cells each lane
+// added with hash_cell): reduced over the warp; lane 0 returns the hash, as hash_grids makes it.
+__device__ void hash_cell(unsigned int* p, unsigned int v, int r, int c, const int* coef) {
+    if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
+}
+
+__device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
+    for (int j = 0; j < 6; ++j)
+        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
+    unsigned long long sum = 0;
+    for (int j = 0; j < 6; ++j) sum += (unsigned long long)p[j] * mix[j];
+    return splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
+}
+
 extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long long* src_base, int src_pitch,
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
@@ -445,15 +459,37 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
         int r = k / wi, c = k - r * wi;
         unsigned int v = s[src_pitch ? r * src_pitch + c : k];
         if (dst) d[k] = (unsigned char)v;
-        if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
+        hash_cell(p, v, r, c, coef);
     }
-    for (int j = 0; j < 6; ++j)
-        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
-    if (lane == 0) {
-        unsigned long long sum = 0;
-        for (int j = 0; j < 6; ++j) sum += (unsigned long long)p[j] * mix[j];
-        out[gi] = splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
+    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
+    if (lane == 0) out[gi] = hash;
+}
+
+// Elementwise transforms (Search._apply_luts): K colour tables (luts, K x 10) applied to every grid
+// of a flat layout (grid i: h[i] x w[i] cells from start[i], cells cells in all) and hashed in one
+// pass, one warp per (table k, grid i): dst[k * cells + start[i] + q] = luts[k][src[start[i] + q]],
+// out[k * n + i] its hash. (Was: a gather writing all K copies, then copy_hash_rows reading them.)
+extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long long* start, const long long* h,
+                                         const long long* w, long long n, long long cells,
+                                         const unsigned char* luts, int K, unsigned char* dst, const int* coef,
+                                         const unsigned long long* mix, unsigned long long* out) {
+    long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gk >= n * K) return;  // the whole warp: all its lanes share gk
+    long long k = gk / n, gi = gk - k * n;
+    int hi = (int)h[gi], wi = (int)w[gi];
+    const unsigned char* s = src + start[gi];
+    const unsigned char* lut = luts + k * 10;
+    unsigned char* d = dst + k * cells + start[gi];
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int q = lane; q < hi * wi; q += 32) {
+        int r = q / wi, c = q - r * wi;
+        unsigned int v = lut[s[q]];
+        d[q] = (unsigned char)v;
+        hash_cell(p, v, r, c, coef);
     }
+    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
+    if (lane == 0) out[gk] = hash;
 }
 
 // Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
@@ -727,6 +763,21 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
         _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
                                    args[3], np.int64(n), coef, mix, out))
+    return out
+
+
+def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
+    """Map the grids of a flat layout (``src``: every grid's cells, grid i ``h[i]`` x ``w[i]`` from
+    ``start[i]``) through each of K colour tables (``luts``, (K, 10) uint8) into ``dst`` ((K, cells):
+    copy k at row k, laid out like ``src``) and return their ``GridHasher`` hashes, (K, n)."""
+    n, K, cells = int(h.shape[0]), int(luts.shape[0]), int(src.shape[0])
+    out = xp.empty((K, n), dtype=xp.uint64)
+    if n and K:
+        c = xp.ascontiguousarray
+        args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
+        _kernel("lut_copy_hash")(((n * K * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                 (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst, coef, mix,
+                                  out))
     return out
 
 
