@@ -672,13 +672,21 @@ class Search:
         pick = xp.nonzero(rank_new > self._device_thresholds()[block.task[new.dev]])[0]
         if pick.shape[0] == 0:
             return
-        at = new.dev[pick]
-        wanted = [pick, rank_new[pick], (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at],
-                  scored.cm_ok[at], scored.test_key[at]]
-        if scored.mapping is not None:
-            wanted.append(scored.mapping[at].astype(xp.uint8))
-        pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, *maps_h = to_host_all(*wanted)
-        maps_h = maps_h[0] if maps_h else None
+        if kernels.enabled(xp):  # one kernel packs the rows, one copy brings them
+            rows = to_host(kernels.board_rows(xp, pick, new.dev, scored.rank, scored.solved, scored.cm_ok,
+                                              scored.n_exact, scored.score, scored.test_key,
+                                              scored.mapping)).view(kernels.BOARD_ROW)
+            pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
+                rows[f] for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
+            maps_h = rows["mapping"] if scored.mapping is not None else None
+        else:
+            at = new.dev[pick]
+            wanted = [pick, rank_new[pick], (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at],
+                      scored.cm_ok[at], scored.test_key[at]]
+            if scored.mapping is not None:
+                wanted.append(scored.mapping[at].astype(xp.uint8))
+            pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, *maps_h = to_host_all(*wanted)
+            maps_h = maps_h[0] if maps_h else None
         offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
                                   tkey_h, maps_h)
         if defer:

@@ -274,6 +274,28 @@ extern "C" __global__ void state_sums(const long long* st, const long long* sm, 
     if (k >= n_train[task[s]]) atomicAdd(&test_sum[s], mixed);
 }
 
+// The boards' rows (Search._update_boards): for each picked new state j (pick[j], a position among
+// the new states new_pos), what the leaderboards need of it, as one packed record of BOARD_ROW's
+// layout (row_bytes each) to cross to the host in one copy.
+extern "C" __global__ void board_rows(const long long* pick, long long m, const long long* new_pos,
+                                      const double* rank, const bool* solved, const bool* cm_ok,
+                                      const long long* n_exact, const double* score,
+                                      const unsigned long long* test_key, const long long* mapping,
+                                      unsigned char* rows, int row_bytes) {
+    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (j >= m) return;
+    long long p = pick[j], s = new_pos[p];
+    unsigned char* r = rows + j * row_bytes;
+    *(long long*)(r + 0) = p;
+    *(double*)(r + 8) = rank[s];
+    *(double*)(r + 16) = score[s];
+    *(unsigned long long*)(r + 24) = test_key[s];
+    *(long long*)(r + 32) = n_exact[s];
+    r[40] = solved[s] || cm_ok[s];
+    r[41] = cm_ok[s];
+    for (int c = 0; c < 10; ++c) r[42 + c] = mapping ? (unsigned char)mapping[s * 10 + c] : 0;
+}
+
 // Where an item (of state s, sample k) is a train item of a new state: the index of its train
 // output (task * max_train + k); else -1.
 __device__ long long new_train_item(long long s, long long k, const long long* task, const bool* is_new,
@@ -779,6 +801,31 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
                                  (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst, coef, mix,
                                   out))
     return out
+
+
+# The record of board_rows: a picked state's position among the new states, its rank, score, test
+# key, exact train matches, solved (or colour-mapped), colour-mapped, and colour table.
+BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", "solved", "cm_ok", "mapping"],
+                      "formats": [np.int64, np.float64, np.float64, np.uint64, np.int64, np.bool_, np.bool_,
+                                  (np.uint8, (10,))],
+                      "offsets": [0, 8, 16, 24, 32, 40, 41, 42], "itemsize": 56})
+
+
+def board_rows(xp, pick, new_pos, rank, solved, cm_ok, n_exact, score, test_key, mapping):
+    """The :data:`BOARD_ROW` records (as bytes) of the new states ``pick`` (positions among the new
+    states ``new_pos`` of a merged block), from the block's per-state scores (``mapping`` (S, 10)
+    int64, or None: zeros)."""
+    m = int(pick.shape[0])
+    rows = xp.empty(m * BOARD_ROW.itemsize, dtype=xp.uint8)
+    if m:
+        c = xp.ascontiguousarray
+        grid, block = thread_launch(m)
+        _kernel("board_rows")(grid, block, (c(pick, dtype=xp.int64), np.int64(m), c(new_pos, dtype=xp.int64),
+                                            c(rank, dtype=xp.float64), c(solved), c(cm_ok), c(n_exact, dtype=xp.int64),
+                                            c(score, dtype=xp.float64), c(test_key, dtype=xp.uint64),
+                                            np.uint64(0) if mapping is None else c(mapping, dtype=xp.int64),
+                                            rows, np.int32(BOARD_ROW.itemsize)))
+    return rows
 
 
 KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)

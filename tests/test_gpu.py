@@ -489,3 +489,32 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     assert len(copy) == 3_000_000
     assert np.array_equal(np.asarray(copy), np.arange(3_000_000, dtype=np.int32))
     assert not dev.any()
+
+
+def test_board_rows_pack_what_the_gathers_give(dev):
+    """board_rows: each picked new state's fields in one packed record, as gathering them gives."""
+    from solvers import kernels
+    rng = np.random.default_rng(9)
+    S = 50
+    new_pos = np.sort(rng.choice(S, 20, replace=False)).astype(np.int64)
+    pick = np.sort(rng.choice(20, 7, replace=False)).astype(np.int64)
+    fields = dict(rank=rng.random(S) * 100, solved=rng.random(S) < 0.3, cm_ok=rng.random(S) < 0.3,
+                  n_exact=rng.integers(0, 5, S), score=rng.random(S),
+                  test_key=rng.integers(0, 2**63, S, dtype=np.int64).astype(np.uint64) * np.uint64(2),
+                  mapping=rng.integers(0, 10, (S, 10)))
+    for mapping in (fields["mapping"], None):
+        args = {k: dev.asarray(v) for k, v in fields.items() if k != "mapping"}
+        rows = dev.asnumpy(kernels.board_rows(dev.xp, dev.asarray(pick), dev.asarray(new_pos), args["rank"],
+                                              args["solved"], args["cm_ok"], args["n_exact"], args["score"],
+                                              args["test_key"], None if mapping is None else dev.asarray(mapping)))
+        rows = rows.view(kernels.BOARD_ROW)
+        at = new_pos[pick]
+        assert rows["pick"].tolist() == pick.tolist()
+        assert rows["rank"].tolist() == fields["rank"][at].tolist()
+        assert rows["score"].tolist() == fields["score"][at].tolist()
+        assert rows["test_key"].tolist() == fields["test_key"][at].tolist()
+        assert rows["n_exact"].tolist() == fields["n_exact"][at].tolist()
+        assert rows["solved"].tolist() == (fields["solved"] | fields["cm_ok"])[at].tolist()
+        assert rows["cm_ok"].tolist() == fields["cm_ok"][at].tolist()
+        want = np.zeros((len(at), 10), dtype=np.uint8) if mapping is None else mapping[at].astype(np.uint8)
+        assert np.array_equal(rows["mapping"], want)
