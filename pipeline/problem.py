@@ -145,6 +145,7 @@ class PaddedLayout:
         limit = GPU_ONE_BUCKET_CELLS if one_bucket_cells is None else min(one_bucket_cells, GPU_ONE_BUCKET_CELLS)
         if xp is not np and items.count * sides[-1] ** 2 <= limit:
             sides = sides[-1:]
+        host_sides = list(sides)
         sides = xp.asarray(np.array(sides))
         bh = sides[xp.searchsorted(sides, items.h)]
         bw = sides[xp.searchsorted(sides, items.w)]
@@ -163,6 +164,9 @@ class PaddedLayout:
             self.buckets.append((H, W, idx, offset))
             offset += m * H * W
         self.size = offset
+        # Each bucket's grids have more rows and columns than these (the next smaller sides).
+        self.fewest_sides = [(max([v for v in host_sides if v < H], default=0),
+                              max([v for v in host_sides if v < W], default=0)) for H, W, _, _ in self.buckets]
         # Where each bucket's grids begin in :meth:`order` (host ints; the last entry: all items).
         self.first_of_bucket = np.cumsum([0] + [int(b[2].shape[0]) for b in self.buckets]).tolist()
         # A weak reference: the items cache their layout, and a cycle between the two would keep
@@ -243,6 +247,10 @@ class PaddedLayout:
             self._per_bucket["order"] = xp.concatenate([b[2] for b in self.buckets]) if self.buckets \
                 else xp.zeros(0, dtype=xp.int64)
         return self._per_bucket["order"]
+
+    def may_fit(self, k: int, max_sides) -> bool:
+        """Whether bucket ``k`` may hold a grid of at most ``max_sides`` (rows, columns; None: any)."""
+        return max_sides is None or (self.fewest_sides[k][0] < max_sides[0] and self.fewest_sides[k][1] < max_sides[1])
 
     def ordered(self) -> bool:
         """True when :meth:`order` is the items' own order (one bucket holds them all)."""

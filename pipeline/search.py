@@ -20,7 +20,7 @@ from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
-from solvers.batch import MAX_SIDE, as_parts
+from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
 from solvers.xp import HostCopy, is_out_of_memory, to_host, to_host_all
 
@@ -103,6 +103,7 @@ class Search:
         # _update_boards): it runs while the device works on the next transform.
         self._deferred = None
         self._unread: list = []  # copies of new states' positions to the host not read yet
+        self._none = None  # see _no_results
         self._valid_count = 0  # states with every sample (the candidates), summed on the device
 
     def _now(self) -> float:
@@ -314,8 +315,11 @@ class Search:
         # One call per exact shape group: the CPU's path for primitives that take real sides (it
         # beats padded gathers there), and any primitive that has only an exact-shape form.
         chunks, srcs, shapes, hashes = [], [], [], []
+        bound = tr.max_sides
         for group in items.groups:
             lo, hi = group[2], group[3]
+            if bound is not None and (group[0] > bound[0] or group[1] > bound[1]):
+                continue  # too large for the transform to give a result
             for idx, arr in as_parts(xp, tr(xp, items.view(group)), hi - lo):
                 m, hh, ww = arr.shape
                 if m == 0 or not (1 <= hh <= MAX_SIDE and 1 <= ww <= MAX_SIDE):
@@ -411,7 +415,12 @@ class Search:
                     hv[lay.order()] = _join(xp, hashes)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
         # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
-        results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) for bucket in lay.buckets]
+        # Buckets whose grids are all too large for the transform to give a result are skipped.
+        fit = [lay.may_fit(k, tr.max_sides) for k in range(len(lay.buckets))]
+        if not any(fit):
+            return None, None
+        results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) if ok else self._no_results()
+                   for bucket, ok in zip(lay.buckets, fit)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         counts = np.diff(lay.first_of_bucket).tolist()
         valid = _join(xp, [xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
@@ -439,6 +448,15 @@ class Search:
             hashes.append(hasher.copy_padded(res.arr, (keep[part] - first) * (OH * OW), OW, out.cells,
                                              out.start[part], h[part], w[part]))
         return out, _join(xp, hashes)
+
+    def _no_results(self) -> Padded:
+        """A bucket's results when none of its grids can have one: sides and flags that broadcast
+        to any number of grids (``arr`` is never read: no grid is kept)."""
+        if self._none is None:
+            xp = self.xp
+            one = xp.ones(1, dtype=xp.int64)
+            self._none = Padded(None, one, one, xp.zeros(1, dtype=bool))
+        return self._none
 
     def _drop_solved(self, block: Block) -> list:
         """``block`` without the states of solved tasks: as one block, none, or (when copying

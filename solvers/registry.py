@@ -22,6 +22,9 @@ class Primitive:
     elementwise: bool = False  # output cell depends only on the input cell: runs on flat buffers
     pad: str | None = None     # "inplace" / "crop": gives the same result on zero-padded grids
     layout: str = "exact"      # "padded": fn(xp, g, h, w, *args) on zero-padded grids of many shapes
+    # (args) -> (most rows, most columns) of an input that can give a result (None: any); the search
+    # skips grids larger than that without calling the primitive.
+    max_sides: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,12 @@ class Transform:
     def name(self) -> str:
         """The primitive's name."""
         return self.primitive.name
+
+    @property
+    def max_sides(self) -> tuple[int, int] | None:
+        """The most rows and columns of an input grid that can give a result (None: no bound)."""
+        bound = self.primitive.max_sides
+        return None if bound is None else bound(*self.args)
 
     def __call__(self, xp, grids):
         """Apply to a ``(n, h, w)`` stack of one shape; returns a stack, :class:`solvers.batch.Parts`
@@ -60,7 +69,8 @@ class Transform:
         return self.call_source("x")
 
 
-def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact"):
+def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact",
+              max_sides: Callable | None = None):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
@@ -71,6 +81,8 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     search then runs it once per size bucket instead of once per exact shape. ``layout="padded"``
     declares ``fn(xp, g, h, w, *args)``: it takes zero-padded grids with their real sides and
     returns :class:`solvers.batch.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
+    ``max_sides(*args)`` gives the most rows and columns of an input that can have a result (for
+    primitives whose output grows past 30 cells a side): the search skips larger grids.
     """
     if layout not in ("exact", "padded"):
         raise ValueError(f"layout must be 'exact' or 'padded', not {layout!r}")
@@ -82,7 +94,7 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise, pad, layout)
+                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides)
         return fn
 
     return register

@@ -400,3 +400,26 @@ def test_real_arc_grids_give_results_for_most_bucketed_primitives():
         res = t.padded(np, arr, h, w)
         with_result += bool(t.primitive.pad == "inplace" or np.asarray(res.valid).any())
     assert with_result >= 0.9 * len(BUCKETED)
+
+
+def test_max_sides_bound_the_grids_that_give_a_result():
+    """A transform's ``max_sides`` is exact: a grid one row or column larger gives no result (the
+    search skips such grids), and one of the largest sides does give one."""
+    from solvers.batch import MAX_SIDE, as_parts
+    from solvers.registry import transforms
+
+    rng = np.random.default_rng(4)
+    bounded = [t for t in transforms() if t.max_sides is not None]
+    assert {t.name for t in bounded} >= {"upscale", "tile", "fractal", "mirror_4", "rotations_4"}
+    for t in bounded:
+        mh, mw = t.max_sides
+        shapes = [(mh + 1, mw), (mh, mw + 1)]
+        for h, w in shapes:
+            if h > MAX_SIDE or w > MAX_SIDE:
+                continue
+            batch = rng.integers(1, 10, (8, h, w)).astype(np.uint8)  # no zeros: every colour rule applies
+            assert not as_parts(np, t(np, batch), 8).items, f"{t} on {h} x {w}"
+        batch = rng.integers(1, 10, (8, mh, mw)).astype(np.uint8)
+        if t.name == "fractal_by_major":
+            batch[:] = 1  # one colour: its cells are the major colour's
+        assert as_parts(np, t(np, batch), 8).items, f"{t} on {mh} x {mw}"

@@ -7,7 +7,7 @@ from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE // 2))
 def rotations_4(xp, g, h, w):
     """Four quarter-turned copies of a square grid in a 2 x 2 block: the grid top left, turned
     clockwise top right, counter-clockwise bottom left, a half turn bottom right."""
@@ -55,7 +55,7 @@ def _major_colour(xp, g):
     return counts.argmax(axis=1).astype(g.dtype)
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (5, 5))  # 6 x 6 would grow to 36 x 36
 def fractal_by_major(xp, g, h, w):
     """Self-similar scaling keyed by colour: each cell of the grid's most frequent non-zero colour
     (ties: the lower colour) becomes a copy of the grid, every other cell a blank block. Grids

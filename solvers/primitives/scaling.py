@@ -1,11 +1,12 @@
 """Scaling, tiling and mirror-tiling, as coordinate maps over zero-padded stacks."""
 from __future__ import annotations
 
+from solvers.batch import MAX_SIDE
 from solvers.ragged import map_coords, per_grid
 from solvers.registry import primitive
 
 
-@primitive(((2,), (3,), (4,)), layout="padded")
+@primitive(((2,), (3,), (4,)), layout="padded", max_sides=lambda k: (MAX_SIDE // k, MAX_SIDE // k))
 def upscale(xp, g, h, w, k):
     """Scale up by ``k``: every cell becomes a k x k block."""
     n, H, W = g.shape
@@ -20,7 +21,7 @@ def downscale(xp, g, h, w, k):
                 valid=(h % k == 0) & (w % k == 0))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (5, 5))  # 6 x 6 would grow to 36 x 36
 def fractal(xp, g, h, w):
     """Self-similar scaling: each non-zero cell becomes a copy of the grid, each zero a blank."""
     n, H, W = g.shape
@@ -31,7 +32,8 @@ def fractal(xp, g, h, w):
     return outer
 
 
-@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)), layout="padded")
+@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)), layout="padded",
+           max_sides=lambda ry, rx: (MAX_SIDE // ry, MAX_SIDE // rx))
 def tile(xp, g, h, w, ry, rx):
     """Repeat the grid ``ry`` times down and ``rx`` times across."""
     n, H, W = g.shape
@@ -44,7 +46,7 @@ def _mirror_index(i, side):
     return i - (i >= side) * (2 * (i - side) + 1)
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (MAX_SIDE, MAX_SIDE // 2))
 def mirror_lr(xp, g, h, w):
     """The grid followed by its left-right mirror image."""
     n, H, W = g.shape
@@ -52,7 +54,7 @@ def mirror_lr(xp, g, h, w):
     return map_coords(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE))
 def mirror_ud(xp, g, h, w):
     """The grid above its top-bottom mirror image."""
     n, H, W = g.shape
@@ -60,7 +62,7 @@ def mirror_ud(xp, g, h, w):
     return map_coords(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE // 2))
 def mirror_4(xp, g, h, w):
     """Four mirrored copies: the grid, its mirror across, below them their upside-down images."""
     n, H, W = g.shape
