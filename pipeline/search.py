@@ -694,9 +694,10 @@ class Search:
             rows = to_host(kernels.board_rows(xp, pick, new.dev, scored.rank, scored.solved, scored.cm_ok,
                                               scored.n_exact, scored.score, scored.test_key,
                                               scored.mapping)).view(kernels.BOARD_ROW)
+            # Each field as an array of its own (the boards index and sort them; strided views are slower).
             pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
-                rows[f] for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
-            maps_h = rows["mapping"] if scored.mapping is not None else None
+                np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
+            maps_h = np.ascontiguousarray(rows["mapping"]) if scored.mapping is not None else None
         else:
             at = new.dev[pick]
             wanted = [pick, rank_new[pick], (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at],
