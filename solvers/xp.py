@@ -43,18 +43,43 @@ def to_device_async(xp, host: np.ndarray):
     return dev, pinned
 
 
+class _PinnedStage:
+    """Page-locked host buffers reused by :class:`HostCopy`: one is taken while its copy is unread
+    and given back once read. Sizes double, so a few buffers serve a whole search (CuPy's pinned
+    pool reuses a block only for a request of the same size, and locking pages is slow)."""
+
+    def __init__(self):
+        self._free: list = []
+
+    def take(self, nbytes: int):
+        """A pinned uint8 buffer of at least ``nbytes`` bytes."""
+        for i, buf in enumerate(self._free):
+            if buf.nbytes >= nbytes:
+                return self._free.pop(i)
+        import cupyx
+
+        return cupyx.empty_pinned(1 << max(20, (max(1, nbytes) - 1).bit_length()), dtype=np.uint8)
+
+    def give(self, buf) -> None:
+        """Hand a buffer back for later copies."""
+        self._free.append(buf)
+
+
+_STAGE = _PinnedStage()
+
+
 class HostCopy:
     """A device array's copy to the host, begun at once and waited for only when it is read
     (:meth:`get`, or ``np.asarray``): on a GPU the copy is queued on the current stream into
     pinned memory, so the host goes on launching work meanwhile. On NumPy it is the array."""
 
     def __init__(self, arr):
-        self._value = self._pinned = self._done = self._source = None
+        self._value = self._staged = self._buffer = self._done = self._source = None
         if _cupy is not None and isinstance(arr, _cupy.ndarray):
-            import cupyx
-
-            self._pinned = cupyx.empty_pinned(arr.shape, dtype=arr.dtype)
-            _cupy.asnumpy(arr, out=self._pinned, blocking=False)
+            arr = _cupy.ascontiguousarray(arr)
+            self._buffer = _STAGE.take(arr.nbytes)
+            self._staged = self._buffer[:arr.nbytes].view(arr.dtype).reshape(arr.shape)
+            _cupy.asnumpy(arr, out=self._staged, blocking=False)
             self._done = _cupy.cuda.get_current_stream().record()
             self._source = arr  # kept until copied
         else:
@@ -65,8 +90,9 @@ class HostCopy:
         """The host array (waits for the copy the first time)."""
         if self._value is None:
             self._done.synchronize()
-            self._value = np.array(self._pinned)  # out of pinned memory, which its pool reuses
-            self._pinned = self._done = self._source = None
+            self._value = self._staged.copy()  # out of the pinned buffer, which later copies reuse
+            _STAGE.give(self._buffer)
+            self._staged = self._buffer = self._done = self._source = None
         return self._value
 
     def __array__(self, dtype=None, copy=None):

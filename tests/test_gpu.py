@@ -489,6 +489,10 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     assert len(copy) == 3_000_000
     assert np.array_equal(np.asarray(copy), np.arange(3_000_000, dtype=np.int32))
     assert not dev.any()
+    # Copies in flight together stage in buffers of their own; read ones hand theirs on.
+    first, second = HostCopy(cupy.arange(10)), HostCopy(cupy.arange(10) * 2)
+    assert np.asarray(second).tolist() == list(range(0, 20, 2)) and np.asarray(first).tolist() == list(range(10))
+    assert np.asarray(HostCopy(cupy.arange(5, dtype=cupy.uint8))).tolist() == list(range(5))
 
 
 def test_board_rows_pack_what_the_gathers_give(dev):
