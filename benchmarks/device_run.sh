@@ -47,6 +47,8 @@
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
 #            with the tree in .old and this one, twice alternating: wall and level times
 #   abab2w   abab3w at depth 2
+#   abab3l4  depth 3 with CuPy's pool capped at 22 GiB (an L4's usable memory), .old and this tree
+#            alternating, two runs per process (the first: a fresh process's)
 #   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30)
 #            and (10, 20, 30), three times alternating: wall and level times
 #   cold3    a fresh process's first depth-3 search on one GPU under cProfile (unsynchronised)
@@ -152,6 +154,12 @@ for step in "$@"; do
     absorbw3) for a in 4 8 16; do
                 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 --absorb-cells $a 2>&1 | tee -a "$out/absorbw3.txt" | grep -E "tasks|levels|absorb|pool"
               done ;;
+    abab3l4) for i in 1 2; do
+               for t in old new; do
+                 pp=$PWD; [ $t = old ] && pp=$PWD/.old
+                 CUPY_GPU_MEMORY_LIMIT=23622320128 PYTHONPATH=/tmp/site:$pp timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 2>&1 | tee -a "$out/abab3l4.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$t /"
+               done
+             done ;;
     abab3w|abab2w) d=${step:4:1}
             for i in 1 2; do
               PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
