@@ -94,6 +94,12 @@ class GridHasher:
         return kernels.copy_hash_rows(self.xp, src, src_base, src_pitch, dst, dst_base, h, w,
                                       self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
 
+    def copy_from(self, src, pitch, dst, dst_base, h, w):
+        """GPU kernels only: :meth:`copy_padded` with each grid's own source address ``src`` (uint64)
+        and row ``pitch``."""
+        return kernels.copy_hash_from(self.xp, src, pitch, dst, dst_base, h, w,
+                                      self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
+
     def lut_copy(self, src, start, h, w, luts, dst):
         """GPU kernels only: the grids of a flat layout mapped through each of K colour tables
         ``luts`` into ``dst`` ((K, cells)), and the hashes :meth:`padded` gives for them, (K, n)."""

@@ -256,12 +256,6 @@ class PaddedLayout:
         """True when :meth:`order` is the items' own order (one bucket holds them all)."""
         return len(self.buckets) == 1
 
-    def firsts(self):
-        """Where each bucket after the first begins in :meth:`order`, on the items' device (cached)."""
-        if "firsts" not in self._per_bucket:
-            self._per_bucket["firsts"] = self.items.xp.asarray(np.array(self.first_of_bucket[1:-1], dtype=np.int64))
-        return self._per_bucket["firsts"]
-
     def real_mask(self, bucket):
         """True on the cells of each grid, False on its padding (cached)."""
         key = ("mask", bucket[3])

@@ -394,10 +394,10 @@ class Search:
         return out, xp.concatenate(hashes)
 
     def _apply_padded_kernels(self, items: Items, lay, tr):
-        """:meth:`_apply_padded` on a GPU: each bucket's results are copied out of their padded
-        stack and hashed in one kernel per bucket (no masking of the padding, no concatenation of
-        the buckets' results), and the host waits for the device twice per transform at most,
-        not once per bucket."""
+        """:meth:`_apply_padded` on a GPU: the results are copied out of their padded stacks and
+        hashed in one kernel (no masking of the padding, no concatenation of the buckets'
+        results), a crop's kept grids are found with a kernel per bucket and one after, and the
+        host waits for the device twice per transform at most, not once per bucket."""
         xp, hasher = self.xp, self.p.hasher
         if tr.primitive.pad == "inplace":
             cells = self._output_cells(int(items.cells.shape[0]))
@@ -422,32 +422,26 @@ class Search:
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) if ok else self._no_results()
                    for bucket, ok in zip(lay.buckets, fit)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
-        counts = np.diff(lay.first_of_bucket).tolist()
-        valid = _join(xp, [xp.broadcast_to(r.valid, (m,)) for r, m in zip(results, counts)])
-        keep = xp.nonzero(valid)[0]
+        # Every grid's flag, sides and source, in bucket order (a kernel per bucket), then the kept
+        # ones' with their states and samples (one kernel), then their cells copied and hashed from
+        # wherever their bucket's results lie (one kernel).
+        n = lay.first_of_bucket[-1]
+        sides = (xp.empty(n, dtype=bool), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
+                 xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
+        arrays = []  # the results' cells, contiguous, kept until the copy below is queued
+        for res, first, last in zip(results, lay.first_of_bucket, lay.first_of_bucket[1:]):
+            if res.arr is not None:
+                res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
+                arrays.append(res.arr)
+            kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in sides))
+        keep = xp.nonzero(sides[0])[0]
         if keep.shape[0] == 0:
             return None, None
-        h = _join(xp, [xp.broadcast_to(r.h, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64, copy=False)
-        w = _join(xp, [xp.broadcast_to(r.w, (m,)) for r, m in zip(results, counts)])[keep].astype(xp.int64, copy=False)
-        src = keep if lay.ordered() else lay.order()[keep]
-        sizes = h * w
+        h, w, sizes, src, pitch, state, sample = kernels.crop_take(xp, keep, *sides[1:], lay.order(), items.state,
+                                                                   items.sample)
         ends = xp.cumsum(sizes)
-        # Where each bucket's kept grids begin among all kept ones, with the total cells: one wait.
-        if len(results) == 1:
-            total, cuts = to_host(ends[-1:]), np.zeros(0, dtype=np.int64)
-        else:
-            total, cuts = to_host_all(ends[-1:], xp.searchsorted(keep, lay.firsts()))
-        out = Items(xp, self._output_cells(int(total[0])), items.state[src], items.sample[src], h, w, ends - sizes)
-        hashes = []
-        bounds = [0] + cuts.tolist() + [int(keep.shape[0])]
-        for res, first, lo, hi in zip(results, lay.first_of_bucket, bounds[:-1], bounds[1:]):
-            if hi == lo:
-                continue
-            m, OH, OW = res.arr.shape
-            part = slice(lo, hi)
-            hashes.append(hasher.copy_padded(res.arr, (keep[part] - first) * (OH * OW), OW, out.cells,
-                                             out.start[part], h[part], w[part]))
-        return out, _join(xp, hashes)
+        out = Items(xp, self._output_cells(int(to_host(ends[-1:])[0])), state, sample, h, w, ends - sizes)
+        return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
 
     def _no_results(self) -> Padded:
         """A bucket's results when none of its grids can have one: sides and flags that broadcast

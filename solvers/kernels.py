@@ -25,6 +25,8 @@ import os
 
 import numpy as np
 
+from solvers.xp import data_address
+
 _SOURCE = r"""
 // Gravity: in every real line, the non-zero cells in order, moved to its end (to_end) or start.
 extern "C" __global__ void line_compact(const unsigned char* g, unsigned char* out, long long n,
@@ -487,6 +489,67 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
     if (lane == 0) out[gi] = hash;
 }
 
+// Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
+// first+m-1 of the buckets' order; the outputs point at entry first): each grid's result flag and
+// sides, read through strides (0 where one value stands for every grid), and where its padded
+// result begins, as an address (base + i * cells), with the result's row pitch.
+extern "C" __global__ void crop_sides(long long m, const bool* valid, long long sv, const long long* h,
+                                      long long sh, const long long* w, long long sw, unsigned long long base,
+                                      long long cells, long long pitch, bool* ok, long long* oh, long long* ow,
+                                      unsigned long long* addr, long long* opitch) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= m) return;
+    ok[i] = valid[i * sv];
+    oh[i] = h[i * sh];
+    ow[i] = w[i * sw];
+    addr[i] = base + (unsigned long long)(i * cells);
+    opitch[i] = pitch;
+}
+
+// Then, for the kept grids j (keep[j]: their places in the buckets' order): their sides, cells,
+// source address and pitch, and the state and sample of the item they came from (order: the
+// items in the buckets' order).
+extern "C" __global__ void crop_take(const long long* keep, long long k, const long long* oh, const long long* ow,
+                                     const unsigned long long* addr, const long long* opitch, const long long* order,
+                                     const long long* state, const long long* sample, long long* h, long long* w,
+                                     long long* size, unsigned long long* src, long long* pitch, long long* st,
+                                     long long* sm) {
+    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (j >= k) return;
+    long long i = keep[j], item = order[i];
+    h[j] = oh[i];
+    w[j] = ow[i];
+    size[j] = oh[i] * ow[i];
+    src[j] = addr[i];
+    pitch[j] = opitch[i];
+    st[j] = state[item];
+    sm[j] = sample[item];
+}
+
+// copy_hash_rows with each grid's own source address and row pitch (grids of several buckets'
+// results in one launch).
+extern "C" __global__ void copy_hash_from(const unsigned long long* src, const long long* pitch,
+                                          unsigned char* dst, const long long* dst_base, const long long* h,
+                                          const long long* w, long long n, const int* coef,
+                                          const unsigned long long* mix, unsigned long long* out) {
+    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gi >= n) return;  // the whole warp: all its lanes share gi
+    int hi = (int)h[gi], wi = (int)w[gi];
+    long long p = pitch[gi];
+    const unsigned char* s = (const unsigned char*)src[gi];
+    unsigned char* d = dst + dst_base[gi];
+    unsigned int part[6] = {0, 0, 0, 0, 0, 0};
+    for (int q = lane; q < hi * wi; q += 32) {
+        int r = q / wi, c = q - r * wi;
+        unsigned int v = s[r * p + c];
+        d[q] = (unsigned char)v;
+        hash_cell(part, v, r, c, coef);
+    }
+    unsigned long long hash = warp_grid_hash(part, hi, wi, mix);
+    if (lane == 0) out[gi] = hash;
+}
+
 // Elementwise transforms (Search._apply_luts): K colour tables (luts, K x 10) applied to every grid
 // of a flat layout (grid i: h[i] x w[i] cells from start[i], cells cells in all) and hashed in one
 // pass, one warp per (table k, grid i): dst[k * cells + start[i] + q] = luts[k][src[start[i] + q]],
@@ -785,6 +848,49 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
         _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
                                    args[3], np.int64(n), coef, mix, out))
+    return out
+
+
+def crop_sides(xp, res, m: int, out: tuple) -> None:
+    """Write the :func:`crop_sides` entries of one bucket's ``m`` results ``res``
+    (:class:`solvers.batch.Padded`; ``res.arr`` None when none can be valid) into ``out`` =
+    (ok, oh, ow, addr, pitch), views starting at the bucket's first grid. Returns nothing; the
+    caller keeps ``res.arr`` (contiguous) alive until the copy that reads it is queued."""
+    if m == 0:
+        return
+    flag, h, w = (xp.broadcast_to(xp.asarray(v, dtype=t), (m,)) for v, t in
+                  ((res.valid, xp.bool_), (res.h, xp.int64), (res.w, xp.int64)))
+    strides = [np.int64(a.strides[0] // a.itemsize) for a in (flag, h, w)]
+    if res.arr is None:
+        base, cells, pitch = 0, 0, 0
+    else:
+        _, OH, OW = res.arr.shape
+        base, cells, pitch = data_address(res.arr), OH * OW, OW
+    grid, block = thread_launch(m)
+    _kernel("crop_sides")(grid, block, (np.int64(m), flag, strides[0], h, strides[1], w, strides[2],
+                                        np.uint64(base), np.int64(cells), np.int64(pitch), *out))
+
+
+def crop_take(xp, keep, oh, ow, addr, opitch, order, state, sample):
+    """The kept grids' ``(h, w, size, src, pitch, state, sample)`` (see the ``crop_take`` kernel)."""
+    k = int(keep.shape[0])
+    outs = [xp.empty(k, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64, xp.int64, xp.int64)]
+    if k:
+        c = xp.ascontiguousarray
+        grid, block = thread_launch(k)
+        _kernel("crop_take")(grid, block, (c(keep, dtype=xp.int64), np.int64(k), oh, ow, addr, opitch,
+                                           c(order, dtype=xp.int64), c(state, dtype=xp.int64),
+                                           c(sample, dtype=xp.int64), *outs))
+    return outs
+
+
+def copy_hash_from(xp, src, pitch, dst, dst_base, h, w, coef, mix):
+    """:func:`copy_hash_rows` with each grid's own source address ``src`` and row ``pitch``."""
+    n = int(h.shape[0])
+    out = xp.empty(n, dtype=xp.uint64)
+    if n:
+        _kernel("copy_hash_from")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                  (src, pitch, dst, dst_base, h, w, np.int64(n), coef, mix, out))
     return out
 
 
