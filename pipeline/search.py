@@ -40,6 +40,8 @@ USE_PADDED = True      # run padding-indifferent primitives per size bucket (tes
 # On the last level, finish each absorb's leaderboard update while the next transform's kernels
 # run (tests compare both).
 DEFER_BOARDS = True
+# Board records a GPU's picks get room for at least (56 bytes each, copied back every absorb).
+PICK_ROOM = 2048
 
 
 @dataclass
@@ -104,6 +106,7 @@ class Search:
         self._deferred = None
         self._unread: list = []  # copies of new states' positions to the host not read yet
         self._none = None  # see _no_results
+        self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
         self._valid_count = 0  # states with every sample (the candidates), summed on the device
 
     def _now(self) -> float:
@@ -680,19 +683,18 @@ class Search:
         xp = self.xp
         # A state that does not beat its board's last entry cannot enter the board; only those
         # that do cross to the host, with what the boards need of them, in one copy.
-        rank_new = scored.rank[new.dev]
-        pick = xp.nonzero(rank_new > self._device_thresholds()[block.task[new.dev]])[0]
-        if pick.shape[0] == 0:
-            return
-        if kernels.enabled(xp):  # one kernel packs the rows, one copy brings them
-            rows = to_host(kernels.board_rows(xp, pick, new.dev, scored.rank, scored.solved, scored.cm_ok,
-                                              scored.n_exact, scored.score, scored.test_key,
-                                              scored.mapping)).view(kernels.BOARD_ROW)
-            # Each field as an array of its own (the boards index and sort them; strided views are slower).
-            pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
-                np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
-            maps_h = np.ascontiguousarray(rows["mapping"]) if scored.mapping is not None else None
+        if kernels.enabled(xp):
+            # Found and packed on the device, copied back while it goes on: nothing here waits.
+            picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, self._device_thresholds(),
+                                      scored.rank, scored.solved, scored.cm_ok, scored.n_exact, scored.score,
+                                      scored.test_key, scored.mapping)
+            copy = HostCopy(picks(self._pick_room))
+            offer = functools.partial(self._offer_picks, block, parts, new, copy, picks, scored.mapping is not None)
         else:
+            rank_new = scored.rank[new.dev]
+            pick = xp.nonzero(rank_new > self._device_thresholds()[block.task[new.dev]])[0]
+            if pick.shape[0] == 0:
+                return
             at = new.dev[pick]
             wanted = [pick, rank_new[pick], (scored.solved | scored.cm_ok)[at], scored.n_exact[at], scored.score[at],
                       scored.cm_ok[at], scored.test_key[at]]
@@ -700,12 +702,28 @@ class Search:
                 wanted.append(scored.mapping[at].astype(xp.uint8))
             pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, *maps_h = to_host_all(*wanted)
             maps_h = maps_h[0] if maps_h else None
-        offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
-                                  tkey_h, maps_h)
+            offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
+                                      tkey_h, maps_h)
         if defer:
             self._deferred = offer
         else:
             offer()
+
+    def _offer_picks(self, block, parts, new: "_NewStates", copy: HostCopy, picks, mapped: bool) -> None:
+        """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``copy``: their buffer
+        on its way to the host; ``picks(room)``: packs them again with room for more, when they
+        did not all fit)."""
+        count, rows = kernels.read_board_picks(copy.get())
+        if count > len(rows):
+            count, rows = kernels.read_board_picks(to_host(picks(count)))
+        # Room for twice the last count: a copy barely larger than needed, a second pass rare.
+        self._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
+        if count == 0:
+            return
+        pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
+            np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
+        maps_h = np.ascontiguousarray(rows["mapping"]) if mapped else None
+        self._offer(block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, maps_h)
 
     def _offer(self, block, parts, new: "_NewStates", pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h,
                maps_h) -> None:

@@ -276,19 +276,24 @@ extern "C" __global__ void state_sums(const long long* st, const long long* sm, 
     if (k >= n_train[task[s]]) atomicAdd(&test_sum[s], mixed);
 }
 
-// The boards' rows (Search._update_boards): for each picked new state j (pick[j], a position among
-// the new states new_pos), what the leaderboards need of it, as one packed record of BOARD_ROW's
-// layout (row_bytes each) to cross to the host in one copy.
-extern "C" __global__ void board_rows(const long long* pick, long long m, const long long* new_pos,
-                                      const double* rank, const bool* solved, const bool* cm_ok,
-                                      const long long* n_exact, const double* score,
-                                      const unsigned long long* test_key, const long long* mapping,
-                                      unsigned char* rows, int row_bytes) {
+// The boards' picks (Search._update_boards): the new states j (positions among the new states
+// new_pos of a merged block) whose rank beats their task's board threshold, each as one record of
+// BOARD_ROW's layout (row_bytes each) for the host: count (one uint64) says how many there are,
+// and the first `capacity` of them, in no set order, are written to rows (the host sorts them).
+extern "C" __global__ void board_picks(long long n, const long long* new_pos, const long long* task,
+                                       const double* threshold, const double* rank, const bool* solved,
+                                       const bool* cm_ok, const long long* n_exact, const double* score,
+                                       const unsigned long long* test_key, const long long* mapping,
+                                       unsigned long long* count, unsigned char* rows, long long capacity,
+                                       int row_bytes) {
     long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (j >= m) return;
-    long long p = pick[j], s = new_pos[p];
-    unsigned char* r = rows + j * row_bytes;
-    *(long long*)(r + 0) = p;
+    if (j >= n) return;
+    long long s = new_pos[j];
+    if (!(rank[s] > threshold[task[s]])) return;
+    unsigned long long at = atomicAdd(&count[0], 1ull);
+    if (at >= (unsigned long long)capacity) return;
+    unsigned char* r = rows + at * row_bytes;
+    *(long long*)(r + 0) = j;
     *(double*)(r + 8) = rank[s];
     *(double*)(r + 16) = score[s];
     *(unsigned long long*)(r + 24) = test_key[s];
@@ -909,7 +914,7 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
     return out
 
 
-# The record of board_rows: a picked state's position among the new states, its rank, score, test
+# The record of board_picks: a picked state's position among the new states, its rank, score, test
 # key, exact train matches, solved (or colour-mapped), colour-mapped, and colour table.
 BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", "solved", "cm_ok", "mapping"],
                       "formats": [np.int64, np.float64, np.float64, np.uint64, np.int64, np.bool_, np.bool_,
@@ -917,21 +922,35 @@ BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", 
                       "offsets": [0, 8, 16, 24, 32, 40, 41, 42], "itemsize": 56})
 
 
-def board_rows(xp, pick, new_pos, rank, solved, cm_ok, n_exact, score, test_key, mapping):
-    """The :data:`BOARD_ROW` records (as bytes) of the new states ``pick`` (positions among the new
-    states ``new_pos`` of a merged block), from the block's per-state scores (``mapping`` (S, 10)
-    int64, or None: zeros)."""
-    m = int(pick.shape[0])
-    rows = xp.empty(m * BOARD_ROW.itemsize, dtype=xp.uint8)
-    if m:
+def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, score, test_key, mapping,
+                capacity: int):
+    """The new states ``new_pos`` (positions in a merged block of tasks ``task``) whose ``rank`` beats
+    their task's ``threshold``, found and packed on the device without waiting for it: a uint8
+    buffer holding their count (a uint64), then up to ``capacity`` :data:`BOARD_ROW` records in no
+    set order (``mapping`` (S, 10) int64, or None: zeros). See :func:`read_board_picks`."""
+    n = int(new_pos.shape[0])
+    buf = xp.empty(8 + capacity * BOARD_ROW.itemsize, dtype=xp.uint8)
+    count = buf[:8].view(xp.uint64)
+    count.fill(0)
+    if n:
         c = xp.ascontiguousarray
-        grid, block = thread_launch(m)
-        _kernel("board_rows")(grid, block, (c(pick, dtype=xp.int64), np.int64(m), c(new_pos, dtype=xp.int64),
-                                            c(rank, dtype=xp.float64), c(solved), c(cm_ok), c(n_exact, dtype=xp.int64),
-                                            c(score, dtype=xp.float64), c(test_key, dtype=xp.uint64),
-                                            np.uint64(0) if mapping is None else c(mapping, dtype=xp.int64),
-                                            rows, np.int32(BOARD_ROW.itemsize)))
-    return rows
+        grid, block = thread_launch(n)
+        _kernel("board_picks")(grid, block, (np.int64(n), c(new_pos, dtype=xp.int64), c(task, dtype=xp.int64),
+                                             c(threshold, dtype=xp.float64), c(rank, dtype=xp.float64), c(solved),
+                                             c(cm_ok), c(n_exact, dtype=xp.int64), c(score, dtype=xp.float64),
+                                             c(test_key, dtype=xp.uint64),
+                                             np.uint64(0) if mapping is None else c(mapping, dtype=xp.int64),
+                                             count, buf[8:], np.int64(capacity), np.int32(BOARD_ROW.itemsize)))
+    return buf
+
+
+def read_board_picks(host: np.ndarray):
+    """``(count, records)`` of a :func:`board_picks` buffer on the host: the records it holds (all
+    ``count`` of them unless it had less room), sorted by pick."""
+    count = int(host[:8].view(np.uint64)[0])
+    held = min(count, (host.shape[0] - 8) // BOARD_ROW.itemsize)
+    rows = host[8:8 + held * BOARD_ROW.itemsize].view(BOARD_ROW)
+    return count, rows[np.argsort(rows["pick"], kind="stable")]
 
 
 KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)

@@ -130,6 +130,7 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
 
     import pipeline.engine
     import pipeline.problem
+    import pipeline.search
     from pipeline.engine import run_search
     from pipeline.tasks import load_tasks
 
@@ -139,6 +140,8 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     with dev.reference():
         cpu = run_search(tasks, 2)
     monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
+    if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
+        monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
     if dev.name == "cupy":
         gpu = run_search(tasks, 2, gpus=[0])
     else:
@@ -495,24 +498,32 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     assert np.asarray(HostCopy(cupy.arange(5, dtype=cupy.uint8))).tolist() == list(range(5))
 
 
-def test_board_rows_pack_what_the_gathers_give(dev):
-    """board_rows: each picked new state's fields in one packed record, as gathering them gives."""
+def test_board_picks_pack_what_the_gathers_give(dev):
+    """board_picks: the new states whose rank beats their task's threshold, each as one packed
+    record of what gathering its fields gives, with their count; with too little room, the count
+    and as many records as fit."""
     from solvers import kernels
     rng = np.random.default_rng(9)
-    S = 50
-    new_pos = np.sort(rng.choice(S, 20, replace=False)).astype(np.int64)
-    pick = np.sort(rng.choice(20, 7, replace=False)).astype(np.int64)
+    S = 60
+    new_pos = np.sort(rng.choice(S, 40, replace=False)).astype(np.int64)
+    task = rng.integers(0, 3, S)
+    threshold = np.array([20.0, -1.0, 70.0])
     fields = dict(rank=rng.random(S) * 100, solved=rng.random(S) < 0.3, cm_ok=rng.random(S) < 0.3,
                   n_exact=rng.integers(0, 5, S), score=rng.random(S),
-                  test_key=rng.integers(0, 2**63, S, dtype=np.int64).astype(np.uint64) * np.uint64(2),
-                  mapping=rng.integers(0, 10, (S, 10)))
-    for mapping in (fields["mapping"], None):
-        args = {k: dev.asarray(v) for k, v in fields.items() if k != "mapping"}
-        rows = dev.asnumpy(kernels.board_rows(dev.xp, dev.asarray(pick), dev.asarray(new_pos), args["rank"],
-                                              args["solved"], args["cm_ok"], args["n_exact"], args["score"],
-                                              args["test_key"], None if mapping is None else dev.asarray(mapping)))
-        rows = rows.view(kernels.BOARD_ROW)
-        at = new_pos[pick]
+                  test_key=rng.integers(0, 2**63, S, dtype=np.int64).astype(np.uint64) * np.uint64(2))
+    maps = rng.integers(0, 10, (S, 10))
+    pick = np.nonzero(fields["rank"][new_pos] > threshold[task[new_pos]])[0]
+    at = new_pos[pick]
+    for mapping, room in ((maps, 64), (None, 64), (maps, 5)):
+        args = {k: dev.asarray(v) for k, v in fields.items()}
+        buf = kernels.board_picks(dev.xp, dev.asarray(new_pos), dev.asarray(task), dev.asarray(threshold),
+                                  args["rank"], args["solved"], args["cm_ok"], args["n_exact"], args["score"],
+                                  args["test_key"], None if mapping is None else dev.asarray(mapping), room)
+        count, rows = kernels.read_board_picks(dev.asnumpy(buf))
+        assert count == len(pick) > 5
+        if room < count:
+            assert len(rows) == room and set(rows["pick"].tolist()) <= set(pick.tolist())
+            continue
         assert rows["pick"].tolist() == pick.tolist()
         assert rows["rank"].tolist() == fields["rank"][at].tolist()
         assert rows["score"].tolist() == fields["score"][at].tolist()
