@@ -454,17 +454,14 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
     }
 }
 
-// Copy and hash in one pass (search._apply_padded): one warp per grid, whose lanes take its cells
-// in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r * src_pitch in src, or
-// rows packed when src_pitch is 0) is written to dst (unless it is null) from dst_base[i] on, rows
-// packed (the flat layout), and hashed as hash_grids does (coef: the (30 * 30, 6) int32
-// coefficients of a cell by its row and column; cells outside the grid count as 0 unread).
-// A warp's hash of one grid (h x w) from its lanes' projection sums p (of the cells each lane
-// added with hash_cell): reduced over the warp; lane 0 returns the hash, as hash_grids makes it.
+// A lane's part of a grid's hash: cell (r, c) of colour v added to its projection sums p (coef: the
+// (30 * 30, 6) int32 coefficients of a cell by its row and column; zero cells add nothing).
 __device__ void hash_cell(unsigned int* p, unsigned int v, int r, int c, const int* coef) {
     if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
 }
 
+// A warp's hash of one grid (h x w) from its lanes' projection sums p: reduced over the warp; lane
+// 0 holds the hash, as hash_grids makes it.
 __device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
     for (int j = 0; j < 6; ++j)
         for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
@@ -473,25 +470,35 @@ __device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, co
     return splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
 }
 
+// One warp's copy and hash of grid gi (hi x wi cells): its row r read at s + r * pitch (rows packed
+// when pitch is 0), written packed to d (unless it is null), its hash stored at out[gi].
+__device__ void warp_copy_hash(const unsigned char* s, long long pitch, unsigned char* d, int hi, int wi,
+                               const int* coef, const unsigned long long* mix, unsigned long long* out,
+                               long long gi) {
+    int lane = threadIdx.x % 32;
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int k = lane; k < hi * wi; k += 32) {
+        int r = k / wi, c = k - r * wi;
+        unsigned int v = s[pitch ? r * pitch + c : k];
+        if (d) d[k] = (unsigned char)v;
+        hash_cell(p, v, r, c, coef);
+    }
+    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
+    if (lane == 0) out[gi] = hash;
+}
+
+// Copy and hash in one pass (search._apply_padded, in-place transforms): one warp per grid, whose
+// lanes take its cells in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r *
+// src_pitch in src, or rows packed when src_pitch is 0) is written to dst (unless it is null) from
+// dst_base[i] on, rows packed (the flat layout), and hashed as hash_grids does.
 extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long long* src_base, int src_pitch,
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
     long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
     if (gi >= n) return;  // the whole warp: all its lanes share gi
-    int hi = (int)h[gi], wi = (int)w[gi];
-    const unsigned char* s = src + src_base[gi];
-    unsigned char* d = dst ? dst + dst_base[gi] : dst;
-    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int k = lane; k < hi * wi; k += 32) {
-        int r = k / wi, c = k - r * wi;
-        unsigned int v = s[src_pitch ? r * src_pitch + c : k];
-        if (dst) d[k] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
-    }
-    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
-    if (lane == 0) out[gi] = hash;
+    warp_copy_hash(src + src_base[gi], src_pitch, dst ? dst + dst_base[gi] : dst, (int)h[gi], (int)w[gi], coef, mix,
+                   out, gi);
 }
 
 // Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
@@ -538,21 +545,9 @@ extern "C" __global__ void copy_hash_from(const unsigned long long* src, const l
                                           const long long* w, long long n, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
     long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
     if (gi >= n) return;  // the whole warp: all its lanes share gi
-    int hi = (int)h[gi], wi = (int)w[gi];
-    long long p = pitch[gi];
-    const unsigned char* s = (const unsigned char*)src[gi];
-    unsigned char* d = dst + dst_base[gi];
-    unsigned int part[6] = {0, 0, 0, 0, 0, 0};
-    for (int q = lane; q < hi * wi; q += 32) {
-        int r = q / wi, c = q - r * wi;
-        unsigned int v = s[r * p + c];
-        d[q] = (unsigned char)v;
-        hash_cell(part, v, r, c, coef);
-    }
-    unsigned long long hash = warp_grid_hash(part, hi, wi, mix);
-    if (lane == 0) out[gi] = hash;
+    warp_copy_hash((const unsigned char*)src[gi], pitch[gi], dst + dst_base[gi], (int)h[gi], (int)w[gi], coef, mix,
+                   out, gi);
 }
 
 // Elementwise transforms (Search._apply_luts): K colour tables (luts, K x 10) applied to every grid
