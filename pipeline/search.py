@@ -426,24 +426,22 @@ class Search:
                    for bucket, ok in zip(lay.buckets, fit)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         # Every grid's flag, sides and source, in bucket order (a kernel per bucket), then the kept
-        # ones' with their states and samples (one kernel), then their cells copied and hashed from
-        # wherever their bucket's results lie (one kernel).
+        # ones' with their states and samples (one kernel, after the one wait for how many there
+        # are), then their cells copied and hashed from wherever their bucket's results lie.
         n = lay.first_of_bucket[-1]
         sides = (xp.empty(n, dtype=bool), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
-                 xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
+                 xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
         arrays = []  # the results' cells, contiguous, kept until the copy below is queued
         for res, first, last in zip(results, lay.first_of_bucket, lay.first_of_bucket[1:]):
             if res.arr is not None:
                 res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
                 arrays.append(res.arr)
             kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in sides))
-        keep = xp.nonzero(sides[0])[0]
-        if keep.shape[0] == 0:
+        (h, w, start, src, pitch, state, sample), total = kernels.crop_take(xp, *sides, lay.order(), items.state,
+                                                                           items.sample)
+        if h.shape[0] == 0:
             return None, None
-        h, w, sizes, src, pitch, state, sample = kernels.crop_take(xp, keep, *sides[1:], lay.order(), items.state,
-                                                                   items.sample)
-        ends = xp.cumsum(sizes)
-        out = Items(xp, self._output_cells(int(to_host(ends[-1:])[0])), state, sample, h, w, ends - sizes)
+        out = Items(xp, self._output_cells(total), state, sample, h, w, start)
         return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
 
     def _no_results(self) -> Padded:

@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from solvers.xp import data_address
+from solvers.xp import data_address, to_host_all
 
 _SOURCE = r"""
 // Gravity: in every real line, the non-zero cells in order, moved to its end (to_end) or start.
@@ -503,35 +503,38 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
 
 // Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
 // first+m-1 of the buckets' order; the outputs point at entry first): each grid's result flag and
-// sides, read through strides (0 where one value stands for every grid), and where its padded
-// result begins, as an address (base + i * cells), with the result's row pitch.
+// sides, read through strides (0 where one value stands for every grid), its cells when kept (0
+// otherwise), and where its padded result begins, as an address (base + i * cells), with the
+// result's row pitch.
 extern "C" __global__ void crop_sides(long long m, const bool* valid, long long sv, const long long* h,
                                       long long sh, const long long* w, long long sw, unsigned long long base,
                                       long long cells, long long pitch, bool* ok, long long* oh, long long* ow,
-                                      unsigned long long* addr, long long* opitch) {
+                                      long long* size, unsigned long long* addr, long long* opitch) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= m) return;
     ok[i] = valid[i * sv];
     oh[i] = h[i * sh];
     ow[i] = w[i * sw];
+    size[i] = ok[i] ? oh[i] * ow[i] : 0;
     addr[i] = base + (unsigned long long)(i * cells);
     opitch[i] = pitch;
 }
 
-// Then, for the kept grids j (keep[j]: their places in the buckets' order): their sides, cells,
-// source address and pitch, and the state and sample of the item they came from (order: the
-// items in the buckets' order).
-extern "C" __global__ void crop_take(const long long* keep, long long k, const long long* oh, const long long* ow,
-                                     const unsigned long long* addr, const long long* opitch, const long long* order,
-                                     const long long* state, const long long* sample, long long* h, long long* w,
-                                     long long* size, unsigned long long* src, long long* pitch, long long* st,
-                                     long long* sm) {
-    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (j >= k) return;
-    long long i = keep[j], item = order[i];
+// Then, for every grid i whose result is kept (ok[i]; kept[i] and cells[i]: the inclusive running
+// counts of kept grids and of their cells, in the buckets' order), at its place j among the kept:
+// its sides, where its cells begin among theirs, its source address and pitch, and the state and
+// sample of the item it came from (order: the items in the buckets' order).
+extern "C" __global__ void crop_take(long long n, const bool* ok, const long long* kept, const long long* cells,
+                                     const long long* oh, const long long* ow, const unsigned long long* addr,
+                                     const long long* opitch, const long long* order, const long long* state,
+                                     const long long* sample, long long* h, long long* w, long long* start,
+                                     unsigned long long* src, long long* pitch, long long* st, long long* sm) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n || !ok[i]) return;
+    long long j = kept[i] - 1, item = order[i];
     h[j] = oh[i];
     w[j] = ow[i];
-    size[j] = oh[i] * ow[i];
+    start[j] = cells[i] - oh[i] * ow[i];
     src[j] = addr[i];
     pitch[j] = opitch[i];
     st[j] = state[item];
@@ -854,7 +857,7 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
 def crop_sides(xp, res, m: int, out: tuple) -> None:
     """Write the :func:`crop_sides` entries of one bucket's ``m`` results ``res``
     (:class:`solvers.batch.Padded`; ``res.arr`` None when none can be valid) into ``out`` =
-    (ok, oh, ow, addr, pitch), views starting at the bucket's first grid. Returns nothing; the
+    (ok, oh, ow, size, addr, pitch), views starting at the bucket's first grid. Returns nothing; the
     caller keeps ``res.arr`` (contiguous) alive until the copy that reads it is queued."""
     if m == 0:
         return
@@ -871,17 +874,25 @@ def crop_sides(xp, res, m: int, out: tuple) -> None:
                                         np.uint64(base), np.int64(cells), np.int64(pitch), *out))
 
 
-def crop_take(xp, keep, oh, ow, addr, opitch, order, state, sample):
-    """The kept grids' ``(h, w, size, src, pitch, state, sample)`` (see the ``crop_take`` kernel)."""
-    k = int(keep.shape[0])
+def crop_take(xp, ok, oh, ow, size, addr, opitch, order, state, sample):
+    """The kept grids (``ok``, of :func:`crop_sides`) in order, with one wait for the device: their
+    ``(h, w, start, src, pitch, state, sample)`` (``start``: where their cells begin, packed one
+    after another) and the total of their cells. Their count and cells come from running sums,
+    fetched together, instead of a ``nonzero`` and then a sum of the kept grids' sizes."""
+    n = int(ok.shape[0])
+    kept = xp.cumsum(ok, dtype=xp.int64)
+    cells = xp.cumsum(size, dtype=xp.int64)
+    k = total = 0
+    if n:
+        k_host, total_host = to_host_all(kept[-1:], cells[-1:])
+        k, total = int(k_host[0]), int(total_host[0])
     outs = [xp.empty(k, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64, xp.int64, xp.int64)]
     if k:
         c = xp.ascontiguousarray
-        grid, block = thread_launch(k)
-        _kernel("crop_take")(grid, block, (c(keep, dtype=xp.int64), np.int64(k), oh, ow, addr, opitch,
-                                           c(order, dtype=xp.int64), c(state, dtype=xp.int64),
-                                           c(sample, dtype=xp.int64), *outs))
-    return outs
+        grid, block = thread_launch(n)
+        _kernel("crop_take")(grid, block, (np.int64(n), ok, kept, cells, oh, ow, addr, opitch, c(order, dtype=xp.int64),
+                                           c(state, dtype=xp.int64), c(sample, dtype=xp.int64), *outs))
+    return outs, total
 
 
 def copy_hash_from(xp, src, pitch, dst, dst_base, h, w, coef, mix):
