@@ -400,7 +400,8 @@ class Search:
         """:meth:`_apply_padded` on a GPU: the results are copied out of their padded stacks and
         hashed in one kernel (no masking of the padding, no concatenation of the buckets'
         results), a crop's kept grids are found with a kernel per bucket and one after, and the
-        host waits for the device twice per transform at most, not once per bucket."""
+        host waits for the device once per crop transform (for how many grids and cells it keeps),
+        not once per bucket."""
         xp, hasher = self.xp, self.p.hasher
         if tr.primitive.pad == "inplace":
             cells = self._output_cells(int(items.cells.shape[0]))
