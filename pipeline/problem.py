@@ -290,15 +290,27 @@ def sort_by_shape(items: Items) -> Items:
     return items.take(order, grouped=True)
 
 
-def concat_items(xp, parts: list) -> Items:
-    """Concatenate several :class:`Items` (ungrouped)."""
-    if len(parts) == 1:
+def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
+    """Concatenate several :class:`Items` (ungrouped); with ``state_offsets``, part ``j``'s states
+    are shifted by ``state_offsets[j]`` (parts of different blocks numbered one after another)."""
+    offsets = state_offsets or [0] * len(parts)
+    if len(parts) == 1 and not offsets[0]:
         p = parts[0]
         return Items(xp, p.cells, p.state, p.sample, p.h, p.w, p.start)
+    cells = join_cells(xp, [p.cells for p in parts])
+    if kernels.enabled(xp):  # a kernel per part writes its items at their place
+        n = sum(p.count for p in parts)
+        out = tuple(xp.empty(n, dtype=xp.int64) for _ in range(5))
+        at = cell_at = 0
+        for p, offset in zip(parts, offsets):
+            kernels.merge_items(xp, p, offset, cell_at, tuple(a[at:at + p.count] for a in out))
+            at += p.count
+            cell_at += int(p.cells.shape[0])
+        return Items(xp, cells, *out)
     h = xp.concatenate([p.h for p in parts])
     w = xp.concatenate([p.w for p in parts])
     sizes = h * w
-    return Items(xp, join_cells(xp, [p.cells for p in parts]), xp.concatenate([p.state for p in parts]),
+    return Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
                  xp.concatenate([p.sample for p in parts]), h, w, xp.cumsum(sizes) - sizes)
 
 

@@ -882,13 +882,9 @@ def _merge_outputs(xp, outputs: list):
     if len(outputs) == 1:
         o = outputs[0]
         return o.block, o.items, o.hashes, merged
-    parts, offset = [], 0
-    for o in outputs:
-        it = o.items
-        parts.append(Items(xp, it.cells, it.state + offset, it.sample, it.h, it.w, it.start))
-        offset += o.block.num_states
     block = Block(None, xp.concatenate([o.block.task for o in outputs]), None)
-    return block, concat_items(xp, parts), xp.concatenate([o.hashes for o in outputs]), merged
+    items = concat_items(xp, [o.items for o in outputs], merged.offsets[:-1].tolist())
+    return block, items, xp.concatenate([o.hashes for o in outputs]), merged
 
 
 @dataclass
@@ -1072,10 +1068,6 @@ class _BlockBuilder:
 
 def _sorted_block(xp, blocks: list) -> Block:
     """One block of the states of ``blocks`` in order, its grids sorted by shape."""
-    offset, parts = 0, []
-    for b in blocks:
-        items = b.items
-        parts.append(Items(xp, items.cells, items.state + offset, items.sample, items.h, items.w, items.start))
-        offset += b.num_states
-    return Block(sort_by_shape(concat_items(xp, parts)), xp.concatenate([b.task for b in blocks]),
-                 xp.concatenate([b.gid for b in blocks]))
+    offsets = np.cumsum([0] + [b.num_states for b in blocks[:-1]]).tolist()
+    return Block(sort_by_shape(concat_items(xp, [b.items for b in blocks], offsets)),
+                 xp.concatenate([b.task for b in blocks]), xp.concatenate([b.gid for b in blocks]))

@@ -501,6 +501,22 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
                    out, gi);
 }
 
+// Items of several parts joined into one (problem.concat_items on a GPU), one launch per part: its m
+// items written at their place (the output pointers), states shifted by state_offset and cell
+// starts by cell_offset (where the part's cells begin among the joined cells).
+extern "C" __global__ void merge_items(long long m, const long long* state, const long long* sample,
+                                       const long long* h, const long long* w, const long long* start,
+                                       long long state_offset, long long cell_offset, long long* o_state,
+                                       long long* o_sample, long long* o_h, long long* o_w, long long* o_start) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= m) return;
+    o_state[i] = state[i] + state_offset;
+    o_sample[i] = sample[i];
+    o_h[i] = h[i];
+    o_w[i] = w[i];
+    o_start[i] = start[i] + cell_offset;
+}
+
 // Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
 // first+m-1 of the buckets' order; the outputs point at entry first): each grid's result flag and
 // sides, read through strides (0 where one value stands for every grid), its cells when kept (0
@@ -852,6 +868,18 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
                                    args[3], np.int64(n), coef, mix, out))
     return out
+
+
+def merge_items(xp, part, state_offset: int, cell_offset: int, out: tuple) -> None:
+    """Write the items of ``part`` (:class:`pipeline.problem.Items`) into ``out`` = (state, sample,
+    h, w, start) views at their place, states shifted by ``state_offset``, starts by ``cell_offset``."""
+    m = part.count
+    if m:
+        c = xp.ascontiguousarray
+        grid, block = thread_launch(m)
+        _kernel("merge_items")(grid, block, (np.int64(m), *(c(a, dtype=xp.int64) for a in
+                                                           (part.state, part.sample, part.h, part.w, part.start)),
+                                             np.int64(state_offset), np.int64(cell_offset), *out))
 
 
 def crop_sides(xp, res, m: int, out: tuple) -> None:
