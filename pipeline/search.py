@@ -509,13 +509,12 @@ class Search:
         return self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
 
     def _state_keys(self, block: Block, out: Items, hv):
-        """Per state of ``block``: the sum of its test items' hashes (mixed with their samples),
-        whether it has every sample, its key."""
+        """Per state of ``block``: the key of its test outputs (the sum of its test items' hashes,
+        mixed with their samples, salted with its task), whether it has every sample, its key."""
         xp, p = self.xp, self.p
         t0 = self._now()
-        if kernels.enabled(xp):  # the same values from one kernel
-            count, summed, test_summed = kernels.state_sums(xp, out, hv, block.task, p.n_train)
-            valid = count == p.n_samples[block.task]
+        if kernels.enabled(xp):  # the same values from two kernels
+            valid, key, test_key = kernels.state_keys(xp, out, hv, block.task, p.n_train, p.n_samples)
         else:
             S, K = block.num_states, p.max_samples
             st, sm = out.state, out.sample
@@ -527,11 +526,12 @@ class Search:
             summed = mixed.sum(axis=1, dtype=xp.uint64)
             is_test = xp.arange(K)[None, :] >= p.n_train[block.task][:, None]
             test_summed = xp.where(is_test, mixed, xp.uint64(0)).sum(axis=1, dtype=xp.uint64)
-        key = p.hasher.state_key(summed, block.task)
+            key = p.hasher.state_key(summed, block.task)
+            test_key = p.hasher.state_key(test_summed, block.task)
         self.stats.add_time("search.hash", self._now() - t0)
-        return test_summed, valid, key
+        return test_key, valid, key
 
-    def _absorb_merged(self, block: Block, out: Items, hv, merged: MergedStates, test_summed, valid, key, level, keep,
+    def _absorb_merged(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level, keep,
                        kept_per_task):
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
@@ -555,7 +555,7 @@ class Search:
             new = _NewStates(new_dev, new_idx, merged, self.table.add(new_idx, merged))
 
         t0 = self._now()
-        scored = self._score_new(block, out, hv, test_summed, new_dev, level)
+        scored = self._score_new(block, out, hv, test_key, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
         # On the last level no next blocks depend on the boards' solved flags: the host's part of
@@ -569,25 +569,25 @@ class Search:
         self.stats.add_time("search.frontier", self._now() - t0)
         return blocks
 
-    def _score_new(self, block: Block, out: Items, hv, test_summed, new_dev, level) -> "_Scores":
+    def _score_new(self, block: Block, out: Items, hv, test_key, new_dev, level) -> "_Scores":
         """Scores of the new states ``new_dev`` of a merged block (other states' values are
         meaningless). Each state's score depends on its own grids only: on out-of-memory the new
         states are scored in halves, which gives the same values."""
         try:
-            return self._score(block, out, hv, test_summed, new_dev, level)
+            return self._score(block, out, hv, test_key, new_dev, level)
         except Exception as exc:
             if not is_out_of_memory(exc) or int(new_dev.shape[0]) < 2:
                 raise
         self._free_device_memory()
         self.stats.oom_splits += 1
         xp, half = self.xp, int(new_dev.shape[0]) // 2
-        first = self._score_new(block, out, hv, test_summed, new_dev[:half], level)
-        second = self._score_new(block, out, hv, test_summed, new_dev[half:], level)
+        first = self._score_new(block, out, hv, test_key, new_dev[:half], level)
+        second = self._score_new(block, out, hv, test_key, new_dev[half:], level)
         in_first = xp.zeros(block.num_states, dtype=bool)
         in_first[new_dev[:half]] = True
         return _Scores(*(_pick_rows(xp, in_first, a, b) for a, b in zip(first, second)))
 
-    def _score(self, block: Block, out: Items, hv, test_summed, new_dev, level) -> "_Scores":
+    def _score(self, block: Block, out: Items, hv, test_key, new_dev, level) -> "_Scores":
         """:meth:`_score_new` in one pass: exact train matches by hash, cell accuracy where the size
         is right, colour tables learnt, the rank on the boards, the key of the test outputs."""
         xp, p = self.xp, self.p
@@ -595,7 +595,6 @@ class Search:
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
         n_train = p.n_train[block.task]
-        test_key = p.hasher.state_key(test_summed, block.task)
         if kernels.enabled(xp):  # the same values from three kernels (about a hundred array calls)
             n_exact, n_sized = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
             cm_idx = xp.nonzero(new_mask & (n_sized == n_train) & (n_exact != n_train))[0]

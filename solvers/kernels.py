@@ -303,6 +303,21 @@ extern "C" __global__ void board_picks(long long n, const long long* new_pos, co
     for (int c = 0; c < 10; ++c) r[42 + c] = mapping ? (unsigned char)mapping[s * 10 + c] : 0;
 }
 
+// After state_sums, per state s of task task[s]: whether it has every sample, and its key and its
+// test outputs' key (GridHasher.state_key: splitmix(sum ^ splitmix(task * golden + golden))).
+extern "C" __global__ void state_keys(long long S, const int* count, const unsigned long long* sum,
+                                      const unsigned long long* test_sum, const long long* task,
+                                      const long long* n_samples, bool* valid, unsigned long long* key,
+                                      unsigned long long* test_key) {
+    long long s = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (s >= S) return;
+    long long t = task[s];
+    unsigned long long salt = splitmix((unsigned long long)t * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull);
+    valid[s] = count[s] == n_samples[t];
+    key[s] = splitmix(sum[s] ^ salt);
+    test_key[s] = splitmix(test_sum[s] ^ salt);
+}
+
 // Where an item (of state s, sample k) is a train item of a new state: the index of its train
 // output (task * max_train + k); else -1.
 __device__ long long new_train_item(long long s, long long k, const long long* task, const bool* is_new,
@@ -1016,20 +1031,27 @@ def rehash_keys(xp, old_keys, old_vals, keys, vals, mask: int) -> None:
     vals[-1:] = old_vals[-1:]
 
 
-def state_sums(xp, out, hv, task, n_train):
-    """Per state of a merged block (``task``: each state's task): how many items ``out`` (with
-    hashes ``hv``) it has, and the wrapping uint64 sums of its items' mixed hashes over all its
-    samples and over its test samples (``n_train``: train samples per task). One kernel for what
-    scattering a (states, samples) table and summing its rows does."""
+def state_keys(xp, out, hv, task, n_train, n_samples):
+    """Per state of a merged block (``task``: each state's task) from its items ``out`` (hashes
+    ``hv``): whether it has every sample (``n_samples`` per task), its key and its test outputs'
+    key (``n_train`` train samples per task), as ``Search._state_keys`` defines them. Two kernels:
+    the wrapping sums of each state's mixed item hashes (all, and test samples), then the keys."""
     S, n = int(task.shape[0]), int(out.count)
     c = xp.ascontiguousarray
     count = xp.zeros(S, dtype=xp.int32)
     sums = xp.zeros((2, S), dtype=xp.uint64)
+    task = c(task, dtype=xp.int64)
     if n:
         grid, block = thread_launch(n)
-        _kernel("state_sums")(grid, block, (c(out.state), c(out.sample), c(hv), np.int64(n), c(task), n_train,
+        _kernel("state_sums")(grid, block, (c(out.state), c(out.sample), c(hv), np.int64(n), task, n_train,
                                             count, sums[0], sums[1]))
-    return count, sums[0], sums[1]
+    valid = xp.empty(S, dtype=xp.bool_)
+    keys = xp.empty((2, S), dtype=xp.uint64)
+    if S:
+        grid, block = thread_launch(S)
+        _kernel("state_keys")(grid, block, (np.int64(S), count, sums[0], sums[1], task, n_samples, valid, keys[0],
+                                            keys[1]))
+    return valid, keys[0], keys[1]
 
 
 def score_fit(xp, out, hv, task, is_new, p):
