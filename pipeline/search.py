@@ -594,17 +594,14 @@ class Search:
         S, K = block.num_states, p.max_samples
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
-        n_train = p.n_train[block.task]
-        if kernels.enabled(xp):  # the same values from three kernels (about a hundred array calls)
+        if kernels.enabled(xp):  # the same values from four kernels (about a hundred array calls)
             n_exact, n_sized = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
-            cm_idx = xp.nonzero(new_mask & (n_sized == n_train) & (n_exact != n_train))[0]
-            slot = xp.full(S, -1, dtype=xp.int64)
-            slot[cm_idx] = xp.arange(cm_idx.shape[0])
-            num_slots = int(cm_idx.shape[0])
+            slot, num_slots = kernels.colour_slots(xp, new_mask, n_exact, n_sized, block.task, p.n_train)
             acc, hist = kernels.score_cells(xp, out, block.task, new_mask, p, slot, num_slots, ACC_SCALE)
             scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
                                           ACC_SCALE, SOLVED_RANK - level)
             return _Scores(*scores, test_key)
+        n_train = p.n_train[block.task]
         st, sm = out.state, out.sample
         task = block.task[st]
         # Fit of the new states only: exact matches by hash, cell accuracy where the size is right.

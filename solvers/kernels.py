@@ -318,6 +318,19 @@ extern "C" __global__ void state_keys(long long S, const int* count, const unsig
     test_key[s] = splitmix(test_sum[s] ^ salt);
 }
 
+// Scoring: each new state whose train grids all have their outputs' sizes but do not all match them
+// (it may learn a colour table) takes a slot, in no set order (the slots only index the histograms
+// of score_cells, so nothing depends on it); every other state gets -1. count: how many took one.
+extern "C" __global__ void colour_slots(long long S, const bool* is_new, const int* n_exact, const int* n_sized,
+                                        const long long* task, const long long* n_train, long long* slot,
+                                        unsigned long long* count) {
+    long long s = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (s >= S) return;
+    long long t = n_train[task[s]];
+    bool takes = is_new[s] && n_sized[s] == t && n_exact[s] != t;
+    slot[s] = takes ? (long long)atomicAdd(&count[0], 1ull) : -1;
+}
+
 // Where an item (of state s, sample k) is a train item of a new state: the index of its train
 // output (task * max_train + k); else -1.
 __device__ long long new_train_item(long long s, long long k, const long long* task, const bool* is_new,
@@ -1069,6 +1082,19 @@ def score_fit(xp, out, hv, task, is_new, p):
                                            p.n_train, np.int32(p.max_train), p.target_hash, p.target_shape,
                                            n_exact, n_sized))
     return n_exact, n_sized
+
+
+def colour_slots(xp, is_new, n_exact, n_sized, task, n_train):
+    """Per state: its slot among those that may learn a colour table (see the ``colour_slots``
+    kernel), -1 for the others, and how many slots there are (the one wait for the device)."""
+    S = int(task.shape[0])
+    slot = xp.empty(S, dtype=xp.int64)
+    count = xp.zeros(1, dtype=xp.uint64)
+    if S:
+        grid, block = thread_launch(S)
+        _kernel("colour_slots")(grid, block, (np.int64(S), is_new, n_exact, n_sized,
+                                              xp.ascontiguousarray(task, dtype=xp.int64), n_train, slot, count))
+    return slot, int(to_host_all(count)[0][0])
 
 
 def score_cells(xp, out, task, is_new, p, slot, num_slots: int, scale: int):
