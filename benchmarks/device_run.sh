@@ -33,6 +33,9 @@
 #   old2     depth 2 on one GPU with the commit in .old and with this one, and on all CPU cores
 #   old3x2   depth 3 on 1 and 2 GPUs with this commit, then with the commit in .old (same run)
 #   warm3    a fresh search process's start-up on GPU 0: cold vs warmed up (depth 3, 200 tasks)
+#   warm2    warm3 at depth 2 on all arc1-train, each process searching twice
+#   ncu3     Nsight Compute on the heaviest kernels of a depth-3 search (120 tasks): per launch its
+#            time, memory and SM throughput, occupancy, warp stalls (ncu3.csv)
 #   warmprof where a fresh process's warm-up on GPU 0 spends its time (cProfile), twice in new processes
 #   half3    depth 3 profiled on all 400 tasks and on the first 200 (what a shard of two GPUs does)
 #   abab3    depth 3 on one GPU: .old, this commit, .old, this commit (alternating against drift)
@@ -65,6 +68,8 @@
 #            and only the second run captured: per transform and stage, its host time, kernel
 #            launches, their device time and its synchronisations
 #   nsysr2   nsysr3 at depth 2
+#   nsysf2   nsysr2 capturing a fresh process's warm-up and first search (its start-up costs)
+#   newk2    two fresh depth-2 searches with CuPy's kernel sources kept: what each compiled anew
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
 out="${OUT:-/tmp/out}"
@@ -130,6 +135,15 @@ for step in "$@"; do
     old3x2) timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/new3x2.json" 2>&1 | tail -5
             (cd .old && PYTHONPATH=/tmp/site:$PWD timeout 400 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/old3x2.json" 2>&1 | tail -5) ;;
     warm3) timeout 300 python3 benchmarks/warm_start.py --gpu 0 --depth 3 --count 200 2>&1 | tee "$out/warm3.txt" ;;
+    warm2) timeout 300 python3 benchmarks/warm_start.py --gpu 0 --depth 2 --count 0 2>&1 | tee "$out/warm2.txt" ;;
+    ncu3) # per kernel: duration, throughput against the memory and SM ceilings, occupancy, stalls
+          K='regex:^(remap|copy_hash_from|copy_hash_rows|object_roots|score_cells|crop_object|choose_object|lut_copy_hash|repair_symmetry|line_draw|number_objects|halo)$'
+          rm -f /tmp/ncu3.ncu-rep
+          timeout 420 /usr/local/cuda/bin/ncu --clock-control none --kernel-name "$K" --launch-skip 150 --launch-count 90 \
+            --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+            --section MemoryWorkloadAnalysis -o /tmp/ncu3 python3 benchmarks/profile_search.py --gpu --no-sync \
+            --depth 3 --count 120 --top 0 2>&1 | grep -E "^[0-9]+ tasks|==ERROR|==WARNING" | head -5
+          /usr/local/cuda/bin/ncu -i /tmp/ncu3.ncu-rep --csv --page details > "$out/ncu3.csv" 2>&1; wc -l "$out/ncu3.csv" ;;
     warmprof) for i in 1 2; do
                 timeout 120 python3 -c "import cProfile, pstats, time; t=time.perf_counter(); from pipeline.engine import warm_up; import cupy; cupy.zeros(1).sum(); print('import', round(time.perf_counter()-t, 2)); cProfile.run('warm_up(0)', '/tmp/w.prof'); s=pstats.Stats('/tmp/w.prof'); s.sort_stats('tottime').print_stats(25); s.sort_stats('cumtime').print_stats(40)" > "$out/warmprof$i.txt" 2>&1
                 grep -E "^import|function calls" "$out/warmprof$i.txt"
@@ -178,13 +192,21 @@ for step in "$@"; do
            [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | grep -v Processing | tail -3
            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
-    nsysr3|nsysr2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step#nsysr}; r=/tmp/r$d
+    nsysr3|nsysr2|nsysf2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step:5:1}; r=/tmp/${step:4:1}$d
+            n=2; [ "${step:4:1}" = f ] && n=1  # nsysf: a fresh process's warm-up and first search
             rm -f $r.*
-            timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o $r python3 benchmarks/profile_search.py --gpu --nvtx --depth $d --repeat 2 --top 0 2>&1 | grep -E "^400 tasks|rror"
+            timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o $r python3 benchmarks/profile_search.py --gpu --nvtx --depth $d --repeat $n --top 0 2>&1 | grep -E "^400 tasks|rror"
             [ -f $r.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i $r.qdstrm 2>&1 | grep -v Processing | tail -3
             timeout 200 $H/target-linux-x64/nsys export --type sqlite -o $r.sqlite $r.nsys-rep 2>&1 | grep -v Processing | tail -2
             timeout 100 python3 benchmarks/nsys_gaps.py $r.sqlite > "$out/$step.txt"; head -12 "$out/$step.txt"; grep -A 40 "by NVTX" "$out/$step.txt"
             xz -T0 -6 -c $r.sqlite > $r.sqlite.xz && [ $(stat -c %s $r.sqlite.xz) -lt 16000000 ] && cp $r.sqlite.xz "$out/" ;;
+    newk2) touch /tmp/newk.mark  # kernels a fresh depth-2 search compiles although the cache was warmed
+           for i in 1 2; do
+             CUPY_CACHE_SAVE_CUDA_SOURCE=1 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 2>&1 | grep -E "^400 tasks"
+             echo "run $i compiled: $(find $CUPY_CACHE_DIR -newer /tmp/newk.mark -name '*.cubin' | wc -l)"
+             find $CUPY_CACHE_DIR -newer /tmp/newk.mark -name '*.cu' -exec sh -c 'echo "## $1"; head -c 600 "$1"; echo' _ {} \; > "$out/newk2_$i.txt"
+             touch /tmp/newk.mark
+           done ;;
     cpu) timeout 120 python3 benchmarks/bench_validate.py --workers 1 2 4 8 16 --repeat 2 2>&1 | tail -12
          timeout 300 python3 benchmarks/bench_instances.py --instances 8 --depth 2 2>&1 | tail -14 ;;
   esac

@@ -36,7 +36,7 @@ class EngineResult:
 
 
 def _plain_grid(g) -> list:
-    return np.asarray(g).astype(int).tolist()
+    return np.asarray(g).tolist()  # Python ints (the grids are uint8 host arrays)
 
 
 def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
@@ -97,21 +97,26 @@ def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_c
     start = time.perf_counter()
     problem = Problem(tasks, xp, seed)
     search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells)
+    prepared = time.perf_counter()
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
     stats = search.run(depth, mono_deadline)
+    searched = time.perf_counter()
     res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,
                        candidates=stats.candidates, truncated=stats.truncated,
                        levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
+    paths = iter(search.table.paths([cand.gid for board in search.boards[:len(tasks)] for cand in board]))
     for t, task in enumerate(tasks):
         found = []
         for cand in search.boards[t]:
-            steps = [(search.transforms[i].name, search.transforms[i].args) for i in search.table.path(cand.gid)]
+            steps = [(search.transforms[i].name, search.transforms[i].args) for i in next(paths)]
             if cand.mapping is not None:
                 steps.append(("colormap", (dict(cand.mapping),)))
             found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
                                       tuple(_plain_grid(g) for g in cand.test_outputs)))
         res.programs[task.id] = found
     elapsed = time.perf_counter() - start
+    res.stage_seconds["search.problem"] = prepared - start  # the tasks' arrays, on the device
+    res.stage_seconds["search.programs"] = time.perf_counter() - searched  # the boards as programs
     res.shard_seconds = [elapsed]
     # The search is one batch: a task's share is its share of the estimated cost.
     weights = np.array([task_cost(t) for t in tasks], dtype=float)

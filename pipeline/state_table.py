@@ -93,3 +93,23 @@ class StateTable:
             steps.append(int(merged.transform(at)[0]))
             gid = int(merged.parents(at)[0])
         return steps[::-1]
+
+    def paths(self, gids) -> list[list[int]]:
+        """:meth:`path` of every state of ``gids``, worked out together: a step back for all of
+        them at once, batch by batch (a search's thousands of candidates took tens of small array
+        calls each one at a time)."""
+        cur = np.array(gids, dtype=np.int64).reshape(-1)
+        steps: list[list[int]] = [[] for _ in range(cur.shape[0])]
+        first = np.asarray(self._first, dtype=np.int64)
+        live = np.nonzero(cur >= self.num_tasks)[0]
+        while live.shape[0]:
+            batch = np.searchsorted(first, cur[live], side="right") - 1
+            for b in np.unique(batch).tolist():
+                sel = live[batch == b]
+                idx, merged = self._batches[b]
+                at = np.asarray(idx)[cur[sel] - first[b]]
+                for k, t in zip(sel.tolist(), merged.transform(at).tolist()):
+                    steps[k].append(t)
+                cur[sel] = merged.parents(at)
+            live = live[cur[live] >= self.num_tasks]
+        return [s[::-1] for s in steps]

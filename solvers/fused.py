@@ -17,9 +17,9 @@ import functools
 import numpy as np
 
 from solvers.batch import Padded
-from solvers.kernels import block_threads, loop_threads, per_grid_arg, thread_launch
+from solvers.kernels import CELL_INDEX, block_threads, loop_threads, per_grid_arg, thread_launch
 
-_SOURCE = r"""
+_SOURCE = CELL_INDEX + r"""
 #define BIG 0x3fffffff
 
 __device__ unsigned char mark_of(unsigned char c) { return c ? (unsigned char)(c % 9 + 1) : 0; }
@@ -87,7 +87,7 @@ extern "C" __global__ void repair_symmetry(const unsigned char* g, const long lo
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
     const int hi = (int)h[i], wi = (int)w[i];
-    const int y = t / W, x = t % W;
+    const int y = cell_row(t, W), x = cell_col(t, W);
     const bool active = t < cells, real = active && y < hi && x < wi;
     const unsigned char v = active ? g[i * cells + t] : 0;
     if (active) cell[t] = v;
@@ -118,7 +118,7 @@ extern "C" __global__ void repair_symmetry(const unsigned char* g, const long lo
         int off = k ? 2 : 0;
         bool h1 = first_lr[k] < BIG, h2 = first_tb[k] < BIG;
         int p1 = h1 ? first_lr[k] : 0, p2 = h2 ? first_tb[k] : 0;
-        int y1 = p1 / W, x1 = p1 % W, y2 = p2 / W, x2 = p2 % W;
+        int y1 = cell_row(p1, W), x1 = cell_col(p1, W), y2 = cell_row(p2, W), x2 = cell_col(p2, W);
         unsigned char a1 = cell[p1], b1 = cell[y1 * W + min(max(wi - 1 + off - x1, 0), W - 1)];
         unsigned char a2 = cell[p2], b2 = cell[min(max(hi - 1 + off - y2, 0), H - 1) * W + x2];
         colour[k][0] = h1 ? a1 : a2;
@@ -239,14 +239,14 @@ extern "C" __global__ void complete_period(const unsigned char* g, const long lo
         return;
     }
     for (int k = t; k < cells; k += blockDim.x) {
-        int cls = lattice_class(k / W, k % W, py, px, shift);
+        int cls = lattice_class(cell_row(k, W), cell_col(k, W), py, px, shift);
         atomicAdd(&cnt[cls], cell[k] != 0);
         atomicAdd(&tot[cls], (int)cell[k]);
     }
     __syncthreads();
     bool bad = false;
     for (int k = t; k < cells; k += blockDim.x) {
-        int y = k / W, x = k % W, cls = lattice_class(y, x, py, px, shift);
+        int y = cell_row(k, W), x = cell_col(k, W), cls = lattice_class(y, x, py, px, shift);
         unsigned char v = cell[k], colour = (unsigned char)rint((double)tot[cls] / (double)max(cnt[cls], 1));
         bool real = y < hi && x < wi;
         bad |= real && !((v == colour || v == 0) && colour != 0);
@@ -260,11 +260,11 @@ extern "C" __global__ void complete_period(const unsigned char* g, const long lo
     }
     int part[4];
     box_start(part);
-    for (int k = t; k < cells; k += blockDim.x) box_add(part, k / W < hi && k % W < wi && cell[k] == 0, k / W, k % W);
+    for (int k = t; k < cells; k += blockDim.x) box_add(part, cell_row(k, W) < hi && cell_col(k, W) < wi && cell[k] == 0, cell_row(k, W), cell_col(k, W));
     block_box_of(part, box);
     int oh, ow;
     for (int k = t; k < cells; k += blockDim.x) {
-        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
+        int src = crop_source(box, H, W, cell_row(k, W), cell_col(k, W), &oh, &ow);
         out[i * cells + k] = src >= 0 && good ? fill[src] : 0;
     }
     crop_source(box, H, W, 0, 0, &oh, &ow);
@@ -280,11 +280,11 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
     int cells = H * W, part[4];
     long long i = blockIdx.x;
     box_start(part);
-    for (int k = threadIdx.x; k < cells; k += blockDim.x) box_add(part, mask[i * cells + k], k / W, k % W);
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) box_add(part, mask[i * cells + k], cell_row(k, W), cell_col(k, W));
     block_box_of(part, box);
     int oh, ow;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {
-        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
+        int src = crop_source(box, H, W, cell_row(k, W), cell_col(k, W), &oh, &ow);
         out[i * cells + k] = src >= 0 ? g[i * cells + src] : 0;
     }
     crop_source(box, H, W, 0, 0, &oh, &ow);
@@ -322,11 +322,11 @@ extern "C" __global__ void crop_object(const unsigned char* g, const int* labels
     long long i = blockIdx.x;
     long long c = chosen[i];
     box_start(part);
-    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x) box_add(part, labels[i * cells + k] == c, k / W, k % W);
+    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x) box_add(part, labels[i * cells + k] == c, cell_row(k, W), cell_col(k, W));
     block_box_of(part, box);
     int oh, ow;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {
-        int src = crop_source(box, H, W, k / W, k % W, &oh, &ow);
+        int src = crop_source(box, H, W, cell_row(k, W), cell_col(k, W), &oh, &ow);
         long long at = i * cells + src;
         out[i * cells + k] = src >= 0 && labels[at] == c ? g[at] : 0;
     }
@@ -341,7 +341,7 @@ extern "C" __global__ void mark_hollow(const unsigned char* g, const int* labels
     __shared__ unsigned char touched[1024];
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x, base = i * cells;
-    int y = t / W, x = t % W;
+    int y = cell_row(t, W), x = cell_col(t, W);
     if (t < cells) touched[t] = 0;
     __syncthreads();
     if (t < cells && hole[base + t]) {
@@ -453,7 +453,7 @@ extern "C" __global__ void symmetrize(const unsigned char* g, const long long* h
                                       int H, int W, int kind, unsigned char* out, long long total) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
-    int cells = H * W, k = (int)(t % cells), y = k / W, x = k % W;
+    int cells = H * W, k = (int)(t % cells), y = cell_row(k, W), x = cell_col(k, W);
     long long i = t / cells;
     const unsigned char* a = g + (t - k);
     int hi = (int)h[i], wi = (int)w[i];
@@ -478,7 +478,7 @@ extern "C" __global__ void halo(const unsigned char* g, unsigned char* out, long
     const int DY[8] = {-1, 1, 0, 0, -1, -1, 1, 1}, DX[8] = {0, 0, -1, 1, -1, 1, -1, 1};
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
-    int cells = H * W, k = (int)(t % cells), y = k / W, x = k % W;
+    int cells = H * W, k = (int)(t % cells), y = cell_row(k, W), x = cell_col(k, W);
     const unsigned char* a = g + (t - k);
     unsigned char v = a[k];
     if (v == 0) {
@@ -573,7 +573,7 @@ extern "C" __global__ void cell_summary(const unsigned char* g, const long long*
     int R = runs[0], C = runs[1];
     bool ok = R * C >= 2;
     for (int k = t; ok && k < cells; k += blockDim.x) {
-        int y = k / W, x = k % W;
+        int y = cell_row(k, W), x = cell_col(k, W);
         if (rid[y] >= 0 && cid[x] >= 0) atomicAdd(&hist[(rid[y] * 15 + cid[x]) * 10 + cell[k]], 1);
     }
     __syncthreads();
@@ -632,7 +632,7 @@ extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h
         }
         __syncthreads();
         for (int k = t; k < cells; k += blockDim.x) {
-            int y = k / W, x = k % W, line = by_rows ? y : x;
+            int y = cell_row(k, W), x = cell_col(k, W), line = by_rows ? y : x;
             if (keep[line]) b[by_rows ? place[line] * W + x : y * W + place[line]] = a[k];
         }
         if (by_rows) nh = place[lines]; else nw = place[lines];

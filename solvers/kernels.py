@@ -27,7 +27,18 @@ import numpy as np
 
 from solvers.xp import data_address, to_host_all
 
-_SOURCE = r"""
+# Row and column of a cell index k < 1024 in a grid w <= 64 wide (every grid here: at most 30 x 30,
+# 32 x 32 framed) by a multiply and a shift, m = ceil(2^16 / w), instead of a division: exact there
+# (k * (m * w - 2^16) < 2^16). The division giving m is the same for every cell, so the compiler
+# takes it out of the loops. Shared by the sources of this module and solvers.fused.
+CELL_INDEX = r"""
+__device__ __forceinline__ int cell_row(int k, int w) {
+    return (int)(((unsigned int)k * ((65535u + (unsigned int)w) / (unsigned int)w)) >> 16);
+}
+__device__ __forceinline__ int cell_col(int k, int w) { return k - cell_row(k, w) * w; }
+"""
+
+_SOURCE = CELL_INDEX + r"""
 // Gravity: in every real line, the non-zero cells in order, moved to its end (to_end) or start.
 extern "C" __global__ void line_compact(const unsigned char* g, unsigned char* out, long long n,
                                         int H, int W, const long long* h, const long long* w,
@@ -67,7 +78,7 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
     int FH = H + 2, FW = W + 2, cells = FH * FW, t = threadIdx.x;
     long long i = blockIdx.x;
     for (int k = t; k < cells; k += blockDim.x) {
-        int y = k / FW, x = k % FW;
+        int y = cell_row(k, FW), x = cell_col(k, FW);
         bool frame = y == 0 || x == 0 || y == FH - 1 || x == FW - 1;
         open_[k] = frame || g[i * H * W + (long long)(y - 1) * W + (x - 1)] == 0;
         reach[k] = frame;
@@ -91,7 +102,7 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
         if (!__syncthreads_or(changed)) break;
     }
     for (int k = t; k < H * W; k += blockDim.x) {
-        int at = (k / W + 1) * FW + k % W + 1;
+        int at = (cell_row(k, W) + 1) * FW + cell_col(k, W) + 1;
         inner[i * H * W + k] = open_[at] && !reach[at];
     }
 }
@@ -119,7 +130,7 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         for (int k = t; k < cells; k += blockDim.x) {
             unsigned char v = col[k];
             if (!v) continue;
-            int y = k / W, x = k % W, best = lab[k];
+            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
             for (int dy = -1; dy <= 1; ++dy) {
                 for (int dx = -1; dx <= 1; ++dx) {
                     if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
@@ -432,7 +443,7 @@ extern "C" __global__ void fill_boxes(const unsigned char* g, const int* labels,
     __shared__ int count;
     int cells = H * W, t = threadIdx.x;
     long long i = blockIdx.x;
-    int y = t / W, x = t % W;
+    int y = cell_row(t, W), x = cell_col(t, W);
     unsigned char v = t < cells ? g[i * cells + t] : 0;
     int lab = t < cells ? labels[i * cells + t] : 0;
     if (t < cells) { top[t] = 1 << 30; bottom[t] = -1; left[t] = 1 << 30; right[t] = -1; }
@@ -483,10 +494,28 @@ extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int c
 }
 
 // A lane's part of a grid's hash: cell (r, c) of colour v added to its projection sums p (coef: the
-// (30 * 30, 6) int32 coefficients of a cell by its row and column; zero cells add nothing).
+// (30 * 30, 6) int32 coefficients of a cell by its row and column, 8-byte aligned, read as three
+// pairs; zero cells add nothing).
 __device__ void hash_cell(unsigned int* p, unsigned int v, int r, int c, const int* coef) {
-    if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[(r * 30 + c) * 6 + j];
+    if (v) {
+        const int2* q = (const int2*)(coef + (r * 30 + c) * 6);
+        const int2 a = q[0], b = q[1], e = q[2];
+        p[0] += v * (unsigned int)a.x; p[1] += v * (unsigned int)a.y;
+        p[2] += v * (unsigned int)b.x; p[3] += v * (unsigned int)b.y;
+        p[4] += v * (unsigned int)e.x; p[5] += v * (unsigned int)e.y;
+    }
 }
+
+// The row and column of a lane's cells k = lane, lane + 32, ... (reading order) of a grid w
+// columns wide, stepped from one to the next without a division: a division per cell cost about as
+// many instructions as the rest of a copy and hash.
+struct LaneCells {
+    int r, c, dr, dc, w;
+    __device__ LaneCells(int lane, int width) : w(width > 0 ? width : 1) {
+        r = lane / w; c = lane - r * w; dr = 32 / w; dc = 32 - dr * w;
+    }
+    __device__ void next() { r += dr; c += dc; if (c >= w) { c -= w; ++r; } }
+};
 
 // A warp's hash of one grid (h x w) from its lanes' projection sums p: reduced over the warp; lane
 // 0 holds the hash, as hash_grids makes it.
@@ -505,11 +534,11 @@ __device__ void warp_copy_hash(const unsigned char* s, long long pitch, unsigned
                                long long gi) {
     int lane = threadIdx.x % 32;
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int k = lane; k < hi * wi; k += 32) {
-        int r = k / wi, c = k - r * wi;
-        unsigned int v = s[pitch ? r * pitch + c : k];
+    LaneCells at(lane, wi);
+    for (int k = lane; k < hi * wi; k += 32, at.next()) {
+        unsigned int v = s[pitch ? at.r * pitch + at.c : k];
         if (d) d[k] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
+        hash_cell(p, v, at.r, at.c, coef);
     }
     unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
     if (lane == 0) out[gi] = hash;
@@ -614,11 +643,11 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
     const unsigned char* lut = luts + k * 10;
     unsigned char* d = dst + k * cells + start[gi];
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int q = lane; q < hi * wi; q += 32) {
-        int r = q / wi, c = q - r * wi;
+    LaneCells at(lane, wi);
+    for (int q = lane; q < hi * wi; q += 32, at.next()) {
         unsigned int v = lut[s[q]];
         d[q] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
+        hash_cell(p, v, at.r, at.c, coef);
     }
     unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
     if (lane == 0) out[gk] = hash;
@@ -663,11 +692,14 @@ extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows,
     for (int k = lane; k < cells; k += 32) cell[k] = g[i * cells + k];
     __syncwarp();
     const long long hi = oh[i * oh0], wi = ow[i * ow0];
-    for (int k = lane; k < per; k += 32) {
-        int r = k / cols, c = k - r * cols;
+    const long long* sri = sr + i * sr0;
+    const long long* sci = sc + i * sc0;
+    LaneCells at(lane, cols);
+    for (int k = lane; k < per; k += 32, at.next()) {
+        const int r = at.r, c = at.c;
         unsigned char o = 0;
         if (r < hi && c < wi) {
-            long long a = sr[i * sr0 + r * sr1 + c * sr2], b = sc[i * sc0 + r * sc1 + c * sc2];
+            long long a = sri[r * sr1 + c * sr2], b = sci[r * sc1 + c * sc2];
             a = a < 0 ? 0 : (a > H - 1 ? H - 1 : a);
             b = b < 0 ? 0 : (b > W - 1 ? W - 1 : b);
             o = cell[a * W + b];
@@ -880,6 +912,13 @@ def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> N
     _kernel("copy_rows")(grid, block, (src, dst, np.int64(n), *args))
 
 
+def _pair_aligned(coef):
+    """``coef`` for the kernels that read a cell's six coefficients as three 8-byte pairs."""
+    if data_address(coef) % 8:
+        raise ValueError("hash coefficients must be 8-byte aligned (a fresh contiguous array)")
+    return coef
+
+
 def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef, mix):
     """Copy grid ``i`` (``h[i]`` x ``w[i]``; row r at ``src_base[i] + r * src_pitch`` in ``src``,
     rows packed when ``src_pitch`` is 0) to ``dst`` from ``dst_base[i]`` on, rows packed, and
@@ -894,7 +933,7 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
         args = [xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64)) for a in (src_base, dst_base, h, w)]
         _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
-                                   args[3], np.int64(n), coef, mix, out))
+                                   args[3], np.int64(n), _pair_aligned(coef), mix, out))
     return out
 
 
@@ -957,7 +996,7 @@ def copy_hash_from(xp, src, pitch, dst, dst_base, h, w, coef, mix):
     out = xp.empty(n, dtype=xp.uint64)
     if n:
         _kernel("copy_hash_from")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
-                                  (src, pitch, dst, dst_base, h, w, np.int64(n), coef, mix, out))
+                                  (src, pitch, dst, dst_base, h, w, np.int64(n), _pair_aligned(coef), mix, out))
     return out
 
 
@@ -971,8 +1010,8 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
         c = xp.ascontiguousarray
         args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
         _kernel("lut_copy_hash")(((n * K * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
-                                 (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst, coef, mix,
-                                  out))
+                                 (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst,
+                                  _pair_aligned(coef), mix, out))
     return out
 
 

@@ -76,6 +76,7 @@ _PRELUDE = r"""
 
 struct uint3 { unsigned x, y, z; };
 struct dim3 { unsigned x, y, z; };
+struct alignas(8) int2 { int x, y; };
 static const int warpSize = 32;
 
 namespace emu {

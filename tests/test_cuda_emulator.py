@@ -172,3 +172,23 @@ def test_what_would_hang_or_corrupt_a_gpu_launch_is_an_error(module):
         kernel((1,), (64,), (v, maxima, hist))
     with pytest.raises(cuda_emulator.EmulatorError, match="threads per block"):
         kernel((1,), (2048,), (v, maxima, hist, np.int64(64)))
+
+
+def test_cell_row_and_col_divide_exactly_for_every_cell_of_a_grid():
+    """The kernels' division-free row and column of a cell (solvers.kernels.CELL_INDEX), compiled
+    as the kernels use it: exact for every cell index below 1024 and width 1 to 64."""
+    from solvers.kernels import CELL_INDEX
+
+    module = cuda_emulator.Module(CELL_INDEX + r"""
+extern "C" __global__ void rows_cols(int w, int* rows, int* cols) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    rows[k] = cell_row(k, w);
+    cols[k] = cell_col(k, w);
+}
+""", "cell-index")
+    k = np.arange(1024)
+    for w in range(1, 65):
+        rows, cols = np.zeros(1024, np.int32), np.zeros(1024, np.int32)
+        module.get_function("rows_cols")((4,), (256,), (np.int32(w), rows, cols))
+        assert rows.tolist() == (k // w).tolist(), w
+        assert cols.tolist() == (k % w).tolist(), w

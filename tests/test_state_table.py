@@ -35,5 +35,25 @@ def test_paths_follow_parents_across_batches():
     assert table.path(6) == [5, 8]  # state 3 (task 1), then transform 8
     assert table.path(7) == [6, 2]  # state 5 (task 0), then transform 2
     assert table.path(4) == [5] and table.path(2) == []
+    assert table.paths([6, 2, 7, 4, 6]) == [[5, 8], [], [6, 2], [5], [5, 8]]
+    assert table.paths([]) == []
     assert table.add(np.array([], dtype=np.int64), MergedStates([SimpleNamespace(block=level2, transform=1)])) == 8
     assert table.size == 8
+
+
+def test_paths_of_many_states_are_their_paths_one_by_one():
+    rng = np.random.default_rng(3)
+    tasks = 4
+    table = StateTable(tasks)
+    ids, task_of = list(range(tasks)), list(range(tasks))
+    for _ in range(6):  # levels of batches, each from some of the states so far, in several outputs
+        parents = rng.choice(len(ids), size=min(len(ids), int(rng.integers(1, 9))), replace=False)
+        blk = block([task_of[i] for i in parents], [ids[i] for i in parents])
+        outputs = [SimpleNamespace(block=blk, transform=int(t)) for t in rng.integers(0, 50, size=3)]
+        merged = MergedStates(outputs)
+        new = np.sort(rng.choice(merged.size, size=rng.integers(1, merged.size + 1), replace=False))
+        first = table.add(new, merged)
+        ids += list(range(first, first + len(new)))
+        task_of += merged.tasks(new).tolist()
+    gids = rng.integers(0, table.size, size=40).tolist()
+    assert table.paths(gids) == [table.path(g) for g in gids]
