@@ -506,17 +506,6 @@ __device__ void hash_cell(unsigned int* p, unsigned int v, int r, int c, const i
     }
 }
 
-// The row and column of a lane's cells k = lane, lane + 32, ... (reading order) of a grid w
-// columns wide, stepped from one to the next without a division: a division per cell cost about as
-// many instructions as the rest of a copy and hash.
-struct LaneCells {
-    int r, c, dr, dc, w;
-    __device__ LaneCells(int lane, int width) : w(width > 0 ? width : 1) {
-        r = lane / w; c = lane - r * w; dr = 32 / w; dc = 32 - dr * w;
-    }
-    __device__ void next() { r += dr; c += dc; if (c >= w) { c -= w; ++r; } }
-};
-
 // A warp's hash of one grid (h x w) from its lanes' projection sums p: reduced over the warp; lane
 // 0 holds the hash, as hash_grids makes it.
 __device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
@@ -534,11 +523,11 @@ __device__ void warp_copy_hash(const unsigned char* s, long long pitch, unsigned
                                long long gi) {
     int lane = threadIdx.x % 32;
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    LaneCells at(lane, wi);
-    for (int k = lane; k < hi * wi; k += 32, at.next()) {
-        unsigned int v = s[pitch ? at.r * pitch + at.c : k];
+    for (int k = lane; k < hi * wi; k += 32) {
+        const int r = cell_row(k, wi), c = k - r * wi;
+        unsigned int v = s[pitch ? r * pitch + c : k];
         if (d) d[k] = (unsigned char)v;
-        hash_cell(p, v, at.r, at.c, coef);
+        hash_cell(p, v, r, c, coef);
     }
     unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
     if (lane == 0) out[gi] = hash;
@@ -643,11 +632,11 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
     const unsigned char* lut = luts + k * 10;
     unsigned char* d = dst + k * cells + start[gi];
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    LaneCells at(lane, wi);
-    for (int q = lane; q < hi * wi; q += 32, at.next()) {
+    for (int q = lane; q < hi * wi; q += 32) {
+        const int r = cell_row(q, wi), c = q - r * wi;
         unsigned int v = lut[s[q]];
         d[q] = (unsigned char)v;
-        hash_cell(p, v, at.r, at.c, coef);
+        hash_cell(p, v, r, c, coef);
     }
     unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
     if (lane == 0) out[gk] = hash;
@@ -694,9 +683,8 @@ extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows,
     const long long hi = oh[i * oh0], wi = ow[i * ow0];
     const long long* sri = sr + i * sr0;
     const long long* sci = sc + i * sc0;
-    LaneCells at(lane, cols);
-    for (int k = lane; k < per; k += 32, at.next()) {
-        const int r = at.r, c = at.c;
+    for (int k = lane; k < per; k += 32) {
+        const int r = cell_row(k, cols), c = k - r * cols;
         unsigned char o = 0;
         if (r < hi && c < wi) {
             long long a = sri[r * sr1 + c * sr2], b = sci[r * sc1 + c * sc2];
