@@ -314,14 +314,22 @@ def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
                  xp.concatenate([p.sample for p in parts]), h, w, xp.cumsum(sizes) - sizes)
 
 
+def follows(xp, a, b) -> bool:
+    """Whether the 1-D contiguous array ``b`` begins where ``a`` ends, in the same allocation (so
+    that both are one view: :func:`join_cells` need not copy them)."""
+    owner = _owner(xp, a)
+    return (owner is not None and _owner(xp, b) is owner and data_address(a) + a.nbytes == data_address(b)
+            and all(v.ndim == 1 and v.flags.c_contiguous for v in (a, b)))
+
+
 def join_cells(xp, arrays: list):
     """The 1-D uint8 ``arrays`` end to end: a view when they lie back to back in one allocation
     (outputs cut from one buffer, see ``search._Pending.cells``), else a concatenation (a copy)."""
     first = arrays[0]
     owner = _owner(xp, first)
-    back_to_back = owner is not None and all(
-        _owner(xp, b) is owner and data_address(a) + a.nbytes == data_address(b) for a, b in zip(arrays, arrays[1:]))
-    if not back_to_back or not all(a.ndim == 1 and a.flags.c_contiguous for a in arrays):
+    back_to_back = owner is not None and first.ndim == 1 and first.flags.c_contiguous and all(
+        follows(xp, a, b) for a, b in zip(arrays, arrays[1:]))
+    if not back_to_back:
         return xp.concatenate(arrays)
     total = sum(int(a.shape[0]) for a in arrays)
     if xp is np:

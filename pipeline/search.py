@@ -16,7 +16,7 @@ import numpy as np
 
 from pipeline.keyset import key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.problem import Block, Items, Problem, concat_items, sort_by_shape
+from pipeline.problem import Block, Items, Problem, concat_items, follows, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
@@ -178,6 +178,8 @@ class Search:
                         self._run_deferred()
                         return []
                     for output in self._apply_run(block, run):
+                        if not pending.joins(output):
+                            absorb()  # the queued outputs, one view of the queue's buffer, without this one
                         if pending.add(output):
                             absorb()
                     done += len(run)
@@ -492,7 +494,6 @@ class Search:
         If merging and hashing several outputs runs out of device memory (before anything is
         recorded), each half of them is absorbed on its own, which gives the same results.
         """
-        self._run_deferred()  # the previous absorb's boards: their thresholds pick this one's offers
         try:
             t0 = self._now()
             merged = _merge_outputs(self.xp, outputs)
@@ -506,6 +507,9 @@ class Search:
             half = len(outputs) // 2
             return (self._absorb(outputs[:half], level, keep, kept_per_task)
                     + self._absorb(outputs[half:], level, keep, kept_per_task))
+        # The previous absorb's boards (their thresholds pick this one's offers), worked on the host
+        # while the device merges and keys these states: run before them, the device idled.
+        self._run_deferred()
         return self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
 
     def _state_keys(self, block: Block, out: Items, hv):
@@ -845,6 +849,13 @@ class _Pending:
         out = self._buffer[self._used:self._used + n]
         self._used += n
         return out
+
+    def joins(self, output: _Output) -> bool:
+        """Whether ``output`` can join the queue without a copy of the queued cells when they are
+        absorbed: its cells follow the last queued output's in memory (cut from the buffer after
+        them, or from the same array), or the queue is empty. An output whose cells did not fit
+        the buffer has its own memory: absorbed with the others, it made them all be copied."""
+        return not self.outputs or follows(self.xp, self.outputs[-1].items.cells, output.items.cells)
 
     def add(self, output: _Output) -> bool:
         """Queue an output; True when the queue is full and should be absorbed now."""

@@ -643,6 +643,20 @@ extern "C" __global__ void keep_lines(const unsigned char* g, const long long* h
     for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = a[k];
     if (t == 0) { out_h[i] = nh; out_w[i] = nw; valid[i] = nh > 0 && nw > 0; }
 }
+
+// regions.outline / regions.interior: a thread per cell of the stack. A non-zero cell is inner when
+// its four neighbours are non-zero (cells beyond the stack's sides count as background); outline
+// keeps the non-zero cells that are not inner, interior the inner ones (was: a padded copy of the
+// mask, four shifted ands and a where).
+extern "C" __global__ void edge_cells(const unsigned char* g, long long total, int H, int W, int interior,
+                                      unsigned char* out) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    const int k = (int)(t % (H * W)), y = cell_row(k, W), x = k - y * W;
+    const unsigned char v = g[t];
+    const bool inner = v && y > 0 && y < H - 1 && x > 0 && x < W - 1 && g[t - W] && g[t + W] && g[t - 1] && g[t + 1];
+    out[t] = (interior ? inner : (v && !inner)) ? v : 0;
+}
 """
 
 
@@ -857,4 +871,17 @@ def symmetrize(xp, g, h, w, kind: str):
         grid, block = thread_launch(g.size)
         _kernel("symmetrize")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
                                             np.int32(_MIRRORS[kind]), out, np.int64(g.size)))
+    return out
+
+
+def edge_cells(xp, g, interior: bool):
+    """``regions.outline`` (``interior`` False) or ``regions.interior`` of the uint8 stack ``g``
+    in one kernel."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = thread_launch(g.size)
+        _kernel("edge_cells")(grid, block, (g, np.int64(g.size), np.int32(H), np.int32(W), np.int32(bool(interior)),
+                                            out))
     return out

@@ -738,6 +738,10 @@ __device__ unsigned long long splitmix(unsigned long long z) {
 _ELEMENTWISE = {
     "splitmix64": ("uint64 v", "uint64 out", "out = splitmix(v)"),
     "remap_ok": ("int64 h, int64 w, bool valid", "bool ok", "ok = valid && h >= 1 && w >= 1 && h <= 30 && w <= 30"),
+    # objects.keep_largest_object / remove_largest_object: cells of the chosen label c kept (others
+    # erased), or erased (c > 0); was a comparison, an and and a where over the int32 labels.
+    "keep_label": ("int32 lab, int64 c, uint8 g", "uint8 out", "out = lab == c ? g : (unsigned char)0"),
+    "erase_label": ("int32 lab, int64 c, uint8 g", "uint8 out", "out = (lab == c && lab > 0) ? (unsigned char)0 : g"),
 }
 
 
@@ -1190,3 +1194,10 @@ def loop_threads(cells: int, least: int = 32) -> int:
     """Threads for a block-per-grid kernel that loops over the ``cells`` cells of its grid: one per
     cell up to :data:`LOOP_THREADS`, and at least ``least`` (what its own serial parts need)."""
     return max(least, min(block_threads(cells), LOOP_THREADS))
+
+
+def keep_label(xp, labels, chosen, g, keep: bool):
+    """``where(labels == chosen[i], g, 0)`` (``keep``) or ``where((labels == chosen[i]) & (labels >
+    0), 0, g)`` over an (n, H, W) stack, ``chosen`` (n,), in one launch."""
+    return _elementwise("keep_label" if keep else "erase_label")(labels, xp.asarray(chosen, dtype=xp.int64)[:, None, None],
+                                                                  g)

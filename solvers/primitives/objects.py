@@ -132,6 +132,8 @@ def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
     chosen = _by_size(xp, labels, owner, sizes, first, largest=True)
+    if kernels.enabled(xp):
+        return kernels.keep_label(xp, labels, chosen, g, keep=True)
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
 
 
@@ -140,6 +142,8 @@ def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
     labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
     chosen = _by_size(xp, labels, owner, sizes, first, largest=True)
+    if kernels.enabled(xp):
+        return kernels.keep_label(xp, labels, chosen, g, keep=False)
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
 
 
