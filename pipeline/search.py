@@ -831,21 +831,24 @@ class _Pending:
         self.cost = 0
         self._buffer = None
         self._used = 0
+        self._spilled = False  # outputs were cut from a buffer begun after the queued ones'
 
     def cells(self, n: int):
         """An uninitialised uint8 array for the ``n`` cells of an output about to be queued here.
         Outputs are cut back to back from one buffer (of the budget's size) while it has room, so
-        absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`)."""
+        absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`).
+        An output that does not fit is cut from a new buffer, which the next queue goes on with:
+        the outputs queued before it are absorbed without it (see :meth:`joins`)."""
         xp = self.xp
-        if self._buffer is None:
+        if self._buffer is None or self._used + n > self._buffer.shape[0]:
+            self._spilled = self._buffer is not None and bool(self.outputs)
             try:
-                self._buffer = xp.empty(self.budget, dtype=xp.uint8)
-            except Exception as exc:  # no room for the buffer: each output gets its own memory
+                self._buffer = xp.empty(max(self.budget, n), dtype=xp.uint8)
+            except Exception as exc:  # no room for a buffer: this output gets its own memory
                 if not is_out_of_memory(exc):
                     raise
-                self._buffer = xp.empty(0, dtype=xp.uint8)
-        if self._used + n > self._buffer.shape[0]:
-            return xp.empty(n, dtype=xp.uint8)
+                self._buffer = xp.empty(n, dtype=xp.uint8)
+            self._used = 0
         out = self._buffer[self._used:self._used + n]
         self._used += n
         return out
@@ -866,7 +869,9 @@ class _Pending:
     def take(self) -> list:
         """The queued outputs, emptying the queue."""
         outputs, self.outputs, self.cost = self.outputs, [], 0
-        self._buffer, self._used = None, 0  # the taken outputs keep their part of it alive
+        if not self._spilled:  # a new buffer for the next queue; the taken outputs keep theirs alive
+            self._buffer, self._used = None, 0
+        self._spilled = False
         return outputs
 
     def __bool__(self) -> bool:
