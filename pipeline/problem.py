@@ -339,6 +339,13 @@ def join_cells(xp, arrays: list):
     return xp.ndarray((total,), dtype=first.dtype, memptr=first.data)
 
 
+def same_allocation(xp, a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` (host or device) are views of one allocation."""
+    if xp is np:
+        return (a if a.base is None else a.base) is (b if b.base is None else b.base)
+    return a.data.mem is b.data.mem
+
+
 def _owner(xp, a):
     """What owns ``a``'s memory: the base ndarray (NumPy; None if ``a`` owns it) or the device
     allocation (CuPy)."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from pipeline.keyset import key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.problem import Block, Items, Problem, concat_items, follows, sort_by_shape
+from pipeline.problem import Block, Items, Problem, concat_items, follows, same_allocation, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
@@ -599,9 +599,9 @@ class Search:
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
         if kernels.enabled(xp):  # the same values from four kernels (about a hundred array calls)
-            n_exact, n_sized = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
-            slot, num_slots = kernels.colour_slots(xp, new_mask, n_exact, n_sized, block.task, p.n_train)
-            acc, hist = kernels.score_cells(xp, out, block.task, new_mask, p, slot, num_slots, ACC_SCALE)
+            n_exact, n_sized, fit, n_fit = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
+            slot, num_slots, n_fit = kernels.colour_slots(xp, new_mask, n_exact, n_sized, block.task, p.n_train, n_fit)
+            acc, hist = kernels.score_cells(xp, out, block.task, p, slot, num_slots, ACC_SCALE, fit, n_fit)
             scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
                                           ACC_SCALE, SOLVED_RANK - level)
             return _Scores(*scores, test_key)
@@ -831,17 +831,17 @@ class _Pending:
         self.cost = 0
         self._buffer = None
         self._used = 0
-        self._spilled = False  # outputs were cut from a buffer begun after the queued ones'
+        self._one_view = True  # the queued outputs' cells lie back to back (join_cells: no copy)
 
     def cells(self, n: int):
         """An uninitialised uint8 array for the ``n`` cells of an output about to be queued here.
         Outputs are cut back to back from one buffer (of the budget's size) while it has room, so
         absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`).
-        An output that does not fit is cut from a new buffer, which the next queue goes on with:
-        the outputs queued before it are absorbed without it (see :meth:`joins`)."""
+        The buffer outlives an absorb (the outputs of a run made before it follow on in it); an
+        output that does not fit is cut from a new buffer, and the outputs queued before it are
+        absorbed without it (see :meth:`joins`)."""
         xp = self.xp
         if self._buffer is None or self._used + n > self._buffer.shape[0]:
-            self._spilled = self._buffer is not None and bool(self.outputs)
             try:
                 self._buffer = xp.empty(max(self.budget, n), dtype=xp.uint8)
             except Exception as exc:  # no room for a buffer: this output gets its own memory
@@ -854,14 +854,21 @@ class _Pending:
         return out
 
     def joins(self, output: _Output) -> bool:
-        """Whether ``output`` can join the queue without a copy of the queued cells when they are
-        absorbed: its cells follow the last queued output's in memory (cut from the buffer after
-        them, or from the same array), or the queue is empty. An output whose cells did not fit
-        the buffer has its own memory: absorbed with the others, it made them all be copied."""
-        return not self.outputs or follows(self.xp, self.outputs[-1].items.cells, output.items.cells)
+        """Whether ``output`` may join the queue: False when the queued outputs' cells are one view
+        of a buffer and ``output``'s were cut from a buffer elsewhere (a new one, begun when the
+        last had no room left): absorbed with them, it would have made them all be copied, so
+        they are absorbed first. (Outputs with memory of their own, as on the CPU, are copied
+        when absorbed anyway: they join.)"""
+        if not self.outputs or not self._one_view:
+            return True
+        cells = output.items.cells
+        return (follows(self.xp, self.outputs[-1].items.cells, cells) or self._buffer is None
+                or not same_allocation(self.xp, cells, self._buffer))
 
     def add(self, output: _Output) -> bool:
         """Queue an output; True when the queue is full and should be absorbed now."""
+        self._one_view = not self.outputs or (self._one_view and follows(self.xp, self.outputs[-1].items.cells,
+                                                                         output.items.cells))
         self.outputs.append(output)
         self.cost += int(output.items.cells.shape[0]) + 32 * output.block.num_states * self.max_samples
         return self.cost >= self.budget
@@ -869,9 +876,6 @@ class _Pending:
     def take(self) -> list:
         """The queued outputs, emptying the queue."""
         outputs, self.outputs, self.cost = self.outputs, [], 0
-        if not self._spilled:  # a new buffer for the next queue; the taken outputs keep theirs alive
-            self._buffer, self._used = None, 0
-        self._spilled = False
         return outputs
 
     def __bool__(self) -> bool:

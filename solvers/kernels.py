@@ -358,40 +358,59 @@ extern "C" __global__ void score_fit(const long long* st, const long long* sm, c
                                      const long long* w, const unsigned long long* hv, long long n,
                                      const long long* task, const bool* is_new, const long long* n_train,
                                      int max_train, const unsigned long long* target_hash,
-                                     const long long* target_shape, int* n_exact, int* n_sized) {
+                                     const long long* target_shape, int* n_exact, int* n_sized, long long* fit,
+                                     unsigned long long* n_fit) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (i >= n) return;
     long long s = st[i], at = new_train_item(s, sm[i], task, is_new, n_train, max_train);
     if (at < 0) return;
     if (hv[i] == target_hash[at]) atomicAdd(&n_exact[s], 1);
-    if (h[i] == target_shape[2 * at] && w[i] == target_shape[2 * at + 1]) atomicAdd(&n_sized[s], 1);
+    if (h[i] == target_shape[2 * at] && w[i] == target_shape[2 * at + 1]) {
+        atomicAdd(&n_sized[s], 1);
+        fit[atomicAdd(&n_fit[0], 1ull)] = i;  // listed for score_cells, in no particular order
+    }
 }
 
-// score_cells: for each train item of its output's size, the cell accuracy in fixed point
-// (matching cells * scale / cells) summed per state into acc, and where its state has a slot >= 0
-// the (grid colour, output colour) pairs counted into hist[slot] (10 x 10 per slot).
+// score_cells: a warp per item that score_fit listed (``fit``: the train items of new states that
+// have their output's size, in any order; a block's eight warps count in shared memory). Each
+// item's cell accuracy in fixed point (matching cells * scale / cells) is added to acc of its
+// state, and where its state has a slot >= 0 its (grid colour, output colour) pairs are counted
+// into hist[slot] (10 x 10 per slot). Sums of integers: the same whatever the order. (A thread per
+// item of the merged outputs, most of them not listed, looped over its cells alone: a few lanes
+// of each warp busy, their loads apart.)
 extern "C" __global__ void score_cells(const unsigned char* cells, const long long* st, const long long* sm,
                                        const long long* h, const long long* w, const long long* start,
-                                       long long n, const long long* task, const bool* is_new,
-                                       const long long* n_train, int max_train, const long long* target_shape,
-                                       const long long* target_offset, const unsigned char* target,
+                                       const long long* fit, long long n_fit, const long long* task,
+                                       int max_train, const long long* target_offset, const unsigned char* target,
                                        const long long* slot, long long scale, unsigned long long* acc,
                                        int* hist) {
-    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (i >= n) return;
-    long long s = st[i], at = new_train_item(s, sm[i], task, is_new, n_train, max_train);
-    if (at < 0) return;
-    if (h[i] != target_shape[2 * at] || w[i] != target_shape[2 * at + 1]) return;
+    __shared__ int pairs_of[8][100];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long j = (long long)blockIdx.x * 8 + warp;
+    if (j >= n_fit) return;  // the whole warp: all its lanes share j
+    const long long i = fit[j], s = st[i];
     const unsigned char* a = cells + start[i];
-    const unsigned char* b = target + target_offset[at];
-    long long sl = slot[s];
-    int len = (int)(h[i] * w[i]), ok = 0;
-    for (int c = 0; c < len; ++c) {
-        unsigned char x = a[c], y = b[c];
-        ok += x == y;
-        if (sl >= 0) atomicAdd(&hist[sl * 100 + x * 10 + y], 1);
+    const unsigned char* b = target + target_offset[task[s] * max_train + sm[i]];
+    const long long sl = slot[s];
+    int* pairs = pairs_of[warp];
+    if (sl >= 0) {
+        for (int k = lane; k < 100; k += 32) pairs[k] = 0;
+        __syncwarp();
     }
-    atomicAdd(&acc[s], (unsigned long long)((ok * scale) / len));
+    const int len = (int)(h[i] * w[i]);
+    int ok = 0;
+    for (int c = lane; c < len; c += 32) {
+        const unsigned char x = a[c], y = b[c];
+        ok += x == y;
+        if (sl >= 0) atomicAdd(&pairs[x * 10 + y], 1);
+    }
+    for (int off = 16; off > 0; off >>= 1) ok += __shfl_down_sync(0xffffffffu, ok, off);
+    if (lane == 0) atomicAdd(&acc[s], (unsigned long long)((ok * scale) / len));
+    if (sl >= 0) {
+        __syncwarp();
+        for (int k = lane; k < 100; k += 32)
+            if (pairs[k]) atomicAdd(&hist[sl * 100 + k], pairs[k]);
+    }
 }
 
 // score_states: one thread per state; what Search._score gives a new state (other states get
@@ -1101,23 +1120,28 @@ def state_keys(xp, out, hv, task, n_train, n_samples):
 def score_fit(xp, out, hv, task, is_new, p):
     """Per state of a merged block: its train items equal to their outputs (by hash) and those of
     their outputs' sizes, counted over the items ``out`` (:class:`pipeline.problem.Items`, hashes
-    ``hv``) of the new states (``is_new``); ``p`` is the problem. Two (S,) int32 arrays."""
+    ``hv``) of the new states (``is_new``); ``p`` is the problem. Returns two (S,) int32 arrays,
+    the items of their outputs' sizes (for :func:`score_cells`, in no particular order, room for
+    every item) and their count (a one-element device array)."""
     S, n = int(task.shape[0]), int(out.count)
     c = xp.ascontiguousarray
     n_exact = xp.zeros(S, dtype=xp.int32)
     n_sized = xp.zeros(S, dtype=xp.int32)
+    fit = xp.empty(n, dtype=xp.int64)
+    n_fit = xp.zeros(1, dtype=xp.uint64)
     if n:
         grid, block = thread_launch(n)
         _kernel("score_fit")(grid, block, (c(out.state), c(out.sample), c(out.h), c(out.w), c(hv), np.int64(n),
                                            c(task), is_new,
                                            p.n_train, np.int32(p.max_train), p.target_hash, p.target_shape,
-                                           n_exact, n_sized))
-    return n_exact, n_sized
+                                           n_exact, n_sized, fit, n_fit))
+    return n_exact, n_sized, fit, n_fit
 
 
-def colour_slots(xp, is_new, n_exact, n_sized, task, n_train):
+def colour_slots(xp, is_new, n_exact, n_sized, task, n_train, n_fit):
     """Per state: its slot among those that may learn a colour table (see the ``colour_slots``
-    kernel), -1 for the others, and how many slots there are (the one wait for the device)."""
+    kernel), -1 for the others; how many slots there are and the count ``n_fit`` (of
+    :func:`score_fit`) on the host, both from one wait for the device."""
     S = int(task.shape[0])
     slot = xp.empty(S, dtype=xp.int64)
     count = xp.zeros(1, dtype=xp.uint64)
@@ -1125,23 +1149,24 @@ def colour_slots(xp, is_new, n_exact, n_sized, task, n_train):
         grid, block = thread_launch(S)
         _kernel("colour_slots")(grid, block, (np.int64(S), is_new, n_exact, n_sized,
                                               xp.ascontiguousarray(task, dtype=xp.int64), n_train, slot, count))
-    return slot, int(to_host_all(count)[0][0])
+    slots, fits = to_host_all(count, n_fit)
+    return slot, int(slots[0]), int(fits[0])
 
 
-def score_cells(xp, out, task, is_new, p, slot, num_slots: int, scale: int):
-    """Per state: the sum over its train items of their outputs' size of ``matching cells * scale
-    // cells``, and the (num_slots, 10, 10) int32 histogram of (grid colour, output colour) pairs of
-    the states with a ``slot`` >= 0. Returns ``(acc (S,) uint64, hist)``."""
-    S, n = int(task.shape[0]), int(out.count)
+def score_cells(xp, out, task, p, slot, num_slots: int, scale: int, fit, n_fit: int):
+    """Per state: the sum over its train items of their outputs' size (the first ``n_fit`` of
+    ``fit``, listed by :func:`score_fit`) of ``matching cells * scale // cells``, and the
+    (num_slots, 10, 10) int32 histogram of (grid colour, output colour) pairs of the states with a
+    ``slot`` >= 0. Returns ``(acc (S,) uint64, hist)``."""
+    S = int(task.shape[0])
     c = xp.ascontiguousarray
     acc = xp.zeros(S, dtype=xp.uint64)
     hist = xp.zeros(max(1, num_slots) * 100, dtype=xp.int32)
-    if n:
-        grid, block = thread_launch(n)
-        _kernel("score_cells")(grid, block, (c(out.cells), c(out.state), c(out.sample), c(out.h), c(out.w),
-                                             c(out.start), np.int64(n), c(task), is_new, p.n_train,
-                                             np.int32(p.max_train), p.target_shape, p.target_offset,
-                                             p.target_cells, slot, np.int64(scale), acc, hist))
+    if n_fit:
+        _kernel("score_cells")(((n_fit + 7) // 8,), (256,),  # a warp per listed item
+                               (c(out.cells), c(out.state), c(out.sample), c(out.h), c(out.w), c(out.start), fit,
+                                np.int64(n_fit), c(task), np.int32(p.max_train), p.target_offset, p.target_cells,
+                                slot, np.int64(scale), acc, hist))
     return acc, hist
 
 
