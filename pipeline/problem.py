@@ -339,11 +339,12 @@ def join_cells(xp, arrays: list):
     return xp.ndarray((total,), dtype=first.dtype, memptr=first.data)
 
 
-def same_allocation(xp, a, b) -> bool:
-    """Whether arrays ``a`` and ``b`` (host or device) are views of one allocation."""
+def allocation_id(xp, a) -> int:
+    """An id of the allocation that the array ``a`` (host or device) is a view of: the same for
+    every view of it while it lives (``id`` of its owner)."""
     if xp is np:
-        return (a if a.base is None else a.base) is (b if b.base is None else b.base)
-    return a.data.mem is b.data.mem
+        return id(a if a.base is None else a.base)
+    return id(a.data.mem)
 
 
 def _owner(xp, a):

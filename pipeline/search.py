@@ -7,6 +7,8 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 """
 from __future__ import annotations
 
+import collections
+
 import functools
 import time
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ import numpy as np
 
 from pipeline.keyset import key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.problem import Block, Items, Problem, concat_items, follows, same_allocation, sort_by_shape
+from pipeline.problem import Block, Items, Problem, allocation_id, concat_items, follows, sort_by_shape
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
@@ -832,6 +834,10 @@ class _Pending:
         self._buffer = None
         self._used = 0
         self._one_view = True  # the queued outputs' cells lie back to back (join_cells: no copy)
+        # The last buffers' allocation ids (an output cut from one, or of a run cut before a
+        # spill, may arrive after a newer buffer began; an id reused after a free only costs an
+        # early absorb).
+        self._buffer_ids: collections.deque = collections.deque(maxlen=8)
 
     def cells(self, n: int):
         """An uninitialised uint8 array for the ``n`` cells of an output about to be queued here.
@@ -844,6 +850,7 @@ class _Pending:
         if self._buffer is None or self._used + n > self._buffer.shape[0]:
             try:
                 self._buffer = xp.empty(max(self.budget, n), dtype=xp.uint8)
+                self._buffer_ids.append(allocation_id(xp, self._buffer))
             except Exception as exc:  # no room for a buffer: this output gets its own memory
                 if not is_out_of_memory(exc):
                     raise
@@ -862,8 +869,8 @@ class _Pending:
         if not self.outputs or not self._one_view:
             return True
         cells = output.items.cells
-        return (follows(self.xp, self.outputs[-1].items.cells, cells) or self._buffer is None
-                or not same_allocation(self.xp, cells, self._buffer))
+        return (follows(self.xp, self.outputs[-1].items.cells, cells)
+                or allocation_id(self.xp, cells) not in self._buffer_ids)
 
     def add(self, output: _Output) -> bool:
         """Queue an output; True when the queue is full and should be absorbed now."""
