@@ -8,7 +8,6 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 from __future__ import annotations
 
 import collections
-
 import functools
 import time
 from dataclasses import dataclass, field

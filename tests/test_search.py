@@ -493,3 +493,33 @@ def test_within_budget_keeps_each_tasks_first_states(tasks, kept, budget):
         seen[t] += 1
     got = within_budget(np.array(tasks, dtype=np.int64), np.array(kept, dtype=np.int64), budget)
     assert got.tolist() == want
+
+
+def test_pending_queue_absorbs_early_only_where_that_saves_copying_its_cells():
+    """Outputs cut back to back from the queue's buffer join it; one cut from a new buffer (the
+    last had no room) does not, so the queue is absorbed before it and merging copies nothing;
+    outputs with memory of their own (the CPU's) join as before; the buffer outlives an absorb."""
+    from types import SimpleNamespace
+
+    from pipeline.problem import join_cells
+
+    def output(cells):
+        return SimpleNamespace(items=SimpleNamespace(cells=cells), block=SimpleNamespace(num_states=1))
+
+    pending = search_mod._Pending(np, budget_cells=1000, max_samples=1)
+    a, b = output(pending.cells(300)), output(pending.cells(300))
+    assert pending.joins(a) and not pending.add(a)
+    assert pending.joins(b) and not pending.add(b)
+    spilled = output(pending.cells(600))  # no room left: a new buffer
+    assert not pending.joins(spilled)
+    taken = pending.take()
+    joined = join_cells(np, [o.items.cells for o in taken])
+    assert joined.base is taken[0].items.cells.base  # a view: nothing copied
+    assert pending.joins(spilled) and not pending.add(spilled)
+    after = output(pending.cells(100))  # cut after it in the same buffer
+    assert pending.joins(after) and not pending.add(after)  # cost 600 + 100 + 2 * 32 < 1000
+    own = output(np.zeros(50, dtype=np.uint8))  # memory of its own: copied when absorbed anyway
+    assert pending.joins(own)
+    pending.add(own)
+    late = output(pending.cells(10))
+    assert pending.joins(late)  # the queue is no longer one view: nothing to save
