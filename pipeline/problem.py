@@ -342,9 +342,8 @@ def join_cells(xp, arrays: list):
 def allocation_id(xp, a) -> int:
     """An id of the allocation that the array ``a`` (host or device) is a view of: the same for
     every view of it while it lives (``id`` of its owner)."""
-    if xp is np:
-        return id(a if a.base is None else a.base)
-    return id(a.data.mem)
+    owner = _owner(xp, a)
+    return id(a if owner is None else owner)
 
 
 def _owner(xp, a):

@@ -260,7 +260,10 @@ extern "C" __global__ void complete_period(const unsigned char* g, const long lo
     }
     int part[4];
     box_start(part);
-    for (int k = t; k < cells; k += blockDim.x) box_add(part, cell_row(k, W) < hi && cell_col(k, W) < wi && cell[k] == 0, cell_row(k, W), cell_col(k, W));
+    for (int k = t; k < cells; k += blockDim.x) {
+        const int y = cell_row(k, W), x = cell_col(k, W);
+        box_add(part, y < hi && x < wi && cell[k] == 0, y, x);
+    }
     block_box_of(part, box);
     int oh, ow;
     for (int k = t; k < cells; k += blockDim.x) {
@@ -280,7 +283,8 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
     int cells = H * W, part[4];
     long long i = blockIdx.x;
     box_start(part);
-    for (int k = threadIdx.x; k < cells; k += blockDim.x) box_add(part, mask[i * cells + k], cell_row(k, W), cell_col(k, W));
+    for (int k = threadIdx.x; k < cells; k += blockDim.x)
+        box_add(part, mask[i * cells + k], cell_row(k, W), cell_col(k, W));
     block_box_of(part, box);
     int oh, ow;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {
@@ -322,7 +326,8 @@ extern "C" __global__ void crop_object(const unsigned char* g, const int* labels
     long long i = blockIdx.x;
     long long c = chosen[i];
     box_start(part);
-    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x) box_add(part, labels[i * cells + k] == c, cell_row(k, W), cell_col(k, W));
+    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x)
+        box_add(part, labels[i * cells + k] == c, cell_row(k, W), cell_col(k, W));
     block_box_of(part, box);
     int oh, ow;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {

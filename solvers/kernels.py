@@ -1224,5 +1224,5 @@ def loop_threads(cells: int, least: int = 32) -> int:
 def keep_label(xp, labels, chosen, g, keep: bool):
     """``where(labels == chosen[i], g, 0)`` (``keep``) or ``where((labels == chosen[i]) & (labels >
     0), 0, g)`` over an (n, H, W) stack, ``chosen`` (n,), in one launch."""
-    return _elementwise("keep_label" if keep else "erase_label")(labels, xp.asarray(chosen, dtype=xp.int64)[:, None, None],
-                                                                  g)
+    per_grid = xp.asarray(chosen, dtype=xp.int64)[:, None, None]
+    return _elementwise("keep_label" if keep else "erase_label")(labels, per_grid, g)
