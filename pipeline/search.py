@@ -102,6 +102,9 @@ class Search:
         # Profiling sets this to the device's synchronize, so stage times are device times too.
         self.sync = None
         self._pending = None  # the queue of the block being expanded (its outputs' cells buffer)
+        self._enqueue = None  # queues an output of the block being expanded (see _expand_level)
+        self._waiting = None  # a crop whose outputs are not finished yet (see _finish_waiting)
+        self._may_defer = False  # whether the transform being applied may leave its crop waiting
         # The host's part of the last absorb's leaderboard update, when it was put off (see
         # _update_boards): it runs while the device works on the next transform.
         self._deferred = None
@@ -169,27 +172,37 @@ class Search:
                 for new_block in self._absorb(pending.take(), level, keep=not last, kept_per_task=kept_per_task):
                     builder.add(new_block)
 
+            def enqueue(output):
+                if not pending.joins(output):
+                    absorb()  # the queued outputs, one view of the queue's buffer, without this one
+                if pending.add(output):
+                    absorb()
+
+            self._enqueue = enqueue
             # The transforms of a block share their analyses of a stack (labellings, colour counts,
             # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
                 for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
-                        self._pending = None
+                        self._pending = self._enqueue = self._waiting = None
                         self._run_deferred()
                         return []
-                    for output in self._apply_run(block, run):
-                        if not pending.joins(output):
-                            absorb()  # the queued outputs, one view of the queue's buffer, without this one
-                        if pending.add(output):
-                            absorb()
+                    outputs = self._apply_run(block, run, defer=True)
+                    if isinstance(outputs, _Waiting):
+                        self._waiting = outputs  # the one before it was finished while it ran
+                    else:
+                        self._finish_waiting()
+                        for output in outputs:
+                            enqueue(output)
                     done += len(run)
                     if self.progress:
                         self.progress(level, done, total)
+                self._finish_waiting()
                 if pending:
                     absorb()
                 self._run_deferred()
-            self._pending = None
+            self._pending = self._enqueue = None
             del block
             t0 = self._now()
             next_frontier += builder.finish()
@@ -197,17 +210,20 @@ class Search:
             self.stats.add_time("search.regroup", self._now() - t0)
         return next_frontier
 
-    def _apply_run(self, block, run) -> list:
-        """The outputs of a run of transforms (indices) on ``block``, in transform order."""
+    def _apply_run(self, block, run, defer: bool = False):
+        """The outputs of a run of transforms (indices) on ``block``, in transform order; with
+        ``defer``, a crop's may come as a :class:`_Waiting` (see :meth:`_finish_waiting`)."""
         if len(run) > 1:
             return self._apply_elementwise_run(block, run)
         ti = run[0]
-        return self._run_transform(block, ti, self.transforms[ti])
+        return self._run_transform(block, ti, self.transforms[ti], defer)
 
-    def _run_transform(self, block, ti, tr) -> list:
+    def _run_transform(self, block, ti, tr, defer: bool = False):
         """Apply transform ``ti`` to a block; on device out-of-memory the block is halved (states
-        in order, so results do not change) and each half is retried. Returns its outputs."""
+        in order, so results do not change) and each half is retried. Returns its outputs, or
+        with ``defer`` a crop's unfinished outputs on a GPU (:class:`_Waiting`)."""
         t0 = self._now()
+        self._may_defer = defer
         try:
             out, hashes = self._apply(block, tr)
         except Exception as exc:  # only out-of-memory is handled; _apply changes no state
@@ -219,10 +235,42 @@ class Search:
             keep = self.xp.arange(block.num_states) < half
             return (self._run_transform(_subset(self.xp, block, keep), ti, tr)
                     + self._run_transform(_subset(self.xp, block, ~keep), ti, tr))
+        finally:
+            self._may_defer = False
+        self.stats.add_time("search.apply", self._now() - t0)
+        if isinstance(out, _Waiting):
+            return _Waiting(functools.partial(self._finish_crop, block, ti, tr, out), out.holds)
+        if out is None or out.count == 0:
+            return []
+        return [_Output(block, ti, out, hashes)]
+
+    def _finish_crop(self, block, ti, tr, waiting: "_Waiting") -> list:
+        """The outputs of a crop whose kernels were launched before (see :meth:`_finish_waiting`);
+        on device out-of-memory the transform is applied again, now, the block halved as needed."""
+        t0 = self._now()
+        try:
+            out, hashes = waiting()
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            self._free_device_memory()
+            return self._run_transform(block, ti, tr)
         self.stats.add_time("search.apply", self._now() - t0)
         if out is None or out.count == 0:
             return []
         return [_Output(block, ti, out, hashes)]
+
+    def _finish_waiting(self) -> None:
+        """Finish the crop left waiting, if any, and queue its outputs. A crop on a GPU must wait
+        for the device to learn how many grids and cells it keeps; its launches end with that
+        count's copy to the host, and it is finished only once the next transform's first kernels
+        are queued (at the latest, before that transform's outputs are queued), so the device
+        works on them meanwhile instead of idling through the wait. Outputs are still queued, and
+        their cells cut from the queue's buffer, in transform order."""
+        finish, self._waiting = self._waiting, None
+        if finish is not None:
+            for output in finish():
+                self._enqueue(output)
 
     def _apply_elementwise_run(self, block, run) -> list:
         """Apply consecutive elementwise transforms together: each is a colour lookup table, so a
@@ -289,6 +337,7 @@ class Search:
         pending queue's buffer while a block is expanded (see :meth:`_Pending.cells`)."""
         if self._pending is None:
             return self.xp.empty(n, dtype=self.xp.uint8)
+        self._finish_waiting()  # its cells come first in the buffer
         return self._pending.cells(n)
 
     def _free_device_memory(self) -> None:
@@ -407,13 +456,17 @@ class Search:
         not once per bucket."""
         xp, hasher = self.xp, self.p.hasher
         if tr.primitive.pad == "inplace":
-            cells = self._output_cells(int(items.cells.shape[0]))
+            cells = None
             hashes = []
             for bucket in lay.buckets:
                 H, W, idx, _ = bucket
                 h, w = lay.sides(bucket)
                 res = tr.padded(xp, lay.stack(bucket), h, w)
+                if cells is None:  # cut after the first kernels are launched: a waiting crop finishes meanwhile
+                    cells = self._output_cells(int(items.cells.shape[0]))
                 hashes.append(hasher.copy_padded(res, lay.grid_bases(bucket), W, cells, lay.starts(bucket), h, w))
+            if cells is None:
+                cells = self._output_cells(int(items.cells.shape[0]))
             if len(hashes) == 1 and lay.ordered():  # one bucket in item order: nothing to scatter
                 hv = hashes[0]
             else:
@@ -429,24 +482,32 @@ class Search:
         results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) if ok else self._no_results()
                    for bucket, ok in zip(lay.buckets, fit)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
+        self._finish_waiting()  # the crop before this one, likewise
         # Every grid's flag, sides and source, in bucket order (a kernel per bucket), then the kept
         # ones' with their states and samples (one kernel, after the one wait for how many there
         # are), then their cells copied and hashed from wherever their bucket's results lie.
         n = lay.first_of_bucket[-1]
-        sides = (xp.empty(n, dtype=bool), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
-                 xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
+        ok, *sides = (xp.empty(n, dtype=bool), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
+                      xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
+        oh, ow, size, addr, opitch = sides
         arrays = []  # the results' cells, contiguous, kept until the copy below is queued
         for res, first, last in zip(results, lay.first_of_bucket, lay.first_of_bucket[1:]):
             if res.arr is not None:
                 res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
                 arrays.append(res.arr)
-            kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in sides))
-        (h, w, start, src, pitch, state, sample), total = kernels.crop_take(xp, *sides, lay.order(), items.state,
-                                                                           items.sample)
-        if h.shape[0] == 0:
-            return None, None
-        out = Items(xp, self._output_cells(total), state, sample, h, w, start)
-        return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
+            kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in (ok, *sides)))
+        *counts, totals = kernels.crop_counts(xp, ok, size)
+        totals = HostCopy(totals)
+
+        def finish():
+            (h, w, start, src, pitch, state, sample), total = kernels.crop_take(
+                xp, ok, oh, ow, addr, opitch, lay.order(), items.state, items.sample, counts, totals.get())
+            if h.shape[0] == 0:
+                return None, None
+            out = Items(xp, self._output_cells(total), state, sample, h, w, start)
+            return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
+
+        return (_Waiting(finish, holds=arrays), None) if self._may_defer else finish()
 
     def _no_results(self) -> Padded:
         """A bucket's results when none of its grids can have one: sides and flags that broadcast
@@ -819,6 +880,19 @@ class _Output:
     transform: int | None
     items: Items
     hashes: object
+
+
+class _Waiting:
+    """A transform's application whose kernels are launched but whose outputs are not made yet:
+    calling it makes them (it may wait for the device). ``holds``: device arrays that the kernels
+    still to come read by address, kept alive until then."""
+
+    def __init__(self, finish, holds=()):
+        self.finish = finish
+        self.holds = holds
+
+    def __call__(self):
+        return self.finish()
 
 
 class _Pending:

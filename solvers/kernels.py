@@ -980,18 +980,24 @@ def crop_sides(xp, res, m: int, out: tuple) -> None:
                                         np.uint64(base), np.int64(cells), np.int64(pitch), *out))
 
 
-def crop_take(xp, ok, oh, ow, size, addr, opitch, order, state, sample):
-    """The kept grids (``ok``, of :func:`crop_sides`) in order, with one wait for the device: their
-    ``(h, w, start, src, pitch, state, sample)`` (``start``: where their cells begin, packed one
-    after another) and the total of their cells. Their count and cells come from running sums,
-    fetched together, instead of a ``nonzero`` and then a sum of the kept grids' sizes."""
-    n = int(ok.shape[0])
+def crop_counts(xp, ok, size):
+    """Running counts for :func:`crop_take`: of the kept grids (``ok``, of :func:`crop_sides`) and
+    of their cells (``size``), inclusive, and the two totals as one (2,) array (fetched in one copy)."""
     kept = xp.cumsum(ok, dtype=xp.int64)
     cells = xp.cumsum(size, dtype=xp.int64)
-    k = total = 0
-    if n:
-        k_host, total_host = to_host_all(kept[-1:], cells[-1:])
-        k, total = int(k_host[0]), int(total_host[0])
+    totals = xp.concatenate((kept[-1:], cells[-1:])) if ok.shape[0] else xp.zeros(2, dtype=xp.int64)
+    return kept, cells, totals
+
+
+def crop_take(xp, ok, oh, ow, addr, opitch, order, state, sample, counts, totals):
+    """The kept grids (``ok``, of :func:`crop_sides`) in order: their ``(h, w, start, src, pitch,
+    state, sample)`` (``start``: where their cells begin, packed one after another) and the total
+    of their cells. ``counts``: :func:`crop_counts`'s running counts; ``totals``: its totals on the
+    host. (Count and cells come from running sums fetched together, instead of a ``nonzero`` and
+    then a sum of the kept grids' sizes.)"""
+    n = int(ok.shape[0])
+    k, total = int(totals[0]), int(totals[1])
+    kept, cells = counts
     outs = [xp.empty(k, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64, xp.int64, xp.int64)]
     if k:
         c = xp.ascontiguousarray
