@@ -59,7 +59,13 @@ def colour_counts(xp, g):
     """Per-grid colour histogram: ``(n, 10)`` int64 counts of each colour (a new array each call,
     which the caller may change; the counts are made once per stack, see
     :mod:`solvers.stack_cache`)."""
-    return per_stack(g, ("colour counts",), lambda: _colour_counts(xp, g)).copy()
+    return shared_colour_counts(xp, g).copy()
+
+
+def shared_colour_counts(xp, g):
+    """:func:`colour_counts` without the copy: the stack's shared counts, which callers must not
+    change (see :mod:`solvers.stack_cache`)."""
+    return per_stack(g, ("colour counts",), lambda: _colour_counts(xp, g))
 
 
 def _colour_counts(xp, g):

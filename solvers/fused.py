@@ -662,6 +662,97 @@ extern "C" __global__ void edge_cells(const unsigned char* g, long long total, i
     const bool inner = v && y > 0 && y < H - 1 && x > 0 && x < W - 1 && g[t - W] && g[t + W] && g[t - 1] && g[t + 1];
     out[t] = (interior ? inner : (v && !inner)) ? v : 0;
 }
+
+// A grid's most frequent non-zero colour (first of equals; 0 when it has none) or, with ``rarest``,
+// its least frequent one present (first of equals; 0 when none), from its colour counts c[0..9].
+__device__ int pick_colour(const long long* c, bool rarest) {
+    int pick = 0;
+    long long best = 0;
+    for (int k = 1; k < 10; ++k) {
+        if (rarest ? (c[k] > 0 && (pick == 0 || c[k] < best)) : c[k] > best) { best = c[k]; pick = k; }
+    }
+    return pick;
+}
+
+// colour.keep_majority_color (mode 0), keep_minority_color (1) and invert (2): a thread per cell of
+// an (n, cells) stack, each grid's colour picked from its counts (n, 10). (Were a copy of the
+// counts, a store, an argmin or argmax, a cast, a comparison and a where.)
+extern "C" __global__ void colour_pick(const unsigned char* g, const long long* counts, long long total, int cells,
+                                       int mode, unsigned char* out) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    const unsigned char pick = (unsigned char)pick_colour(counts + (t / cells) * 10, mode == 1), v = g[t];
+    out[t] = mode == 2 ? (v == 0 ? pick : 0) : ((v == pick && v != 0) ? v : 0);
+}
+
+// objects.remove_noise (mode 0: cells of one-cell objects erased) and recolour.color_by_size and
+// color_by_rank (mode 1: each object's cells painted its value[label], clipped to 1..9; the
+// background 0): a thread per cell of the labels' stack.
+extern "C" __global__ void label_paint(const unsigned char* g, const int* labels, const long long* value,
+                                       long long total, int mode, unsigned char* out) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    const int lab = labels[t];
+    const long long v = value[lab];
+    out[t] = mode == 0 ? (v == 1 ? 0 : g[t]) : (lab > 0 ? (unsigned char)(v < 1 ? 1 : (v > 9 ? 9 : v)) : 0);
+}
+
+// geometry.crop_minority's mask: the real cells (inside h x w) that differ from the grid's most
+// frequent colour, background included (the padding's cells taken out of colour 0's count;
+// first of equals), a thread per cell of the zero-padded (n, H, W) stack.
+extern "C" __global__ void differs_from_major(const unsigned char* g, const long long* counts, const long long* h,
+                                              const long long* w, long long total, int H, int W, bool* mask) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    const int cells = H * W, k = (int)(t % cells), y = cell_row(k, W), x = k - y * W;
+    const long long i = t / cells, hi = h[i], wi = w[i];
+    const long long* c = counts + i * 10;
+    int major = 0;
+    long long best = c[0] - (cells - hi * wi);
+    for (int j = 1; j < 10; ++j) if (c[j] > best) { best = c[j]; major = j; }
+    mask[t] = y < hi && x < wi && g[t] != major;
+}
+
+// objects.rarest_color_object's choice: per grid (a block), the label of the first cell in reading
+// order of its least frequent colour present (0 when it has none).
+extern "C" __global__ void rarest_label(const unsigned char* g, const int* labels, const long long* counts,
+                                        int cells, long long* chosen) {
+    __shared__ int first;
+    const long long i = blockIdx.x;
+    const int rare = pick_colour(counts + i * 10, true);
+    if (threadIdx.x == 0) first = BIG;
+    __syncthreads();
+    int mine = BIG;
+    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
+        if (rare != 0 && g[i * cells + k] == rare) { mine = k; break; }
+    }
+    mine = warp_min(mine);
+    if (threadIdx.x % 32 == 0 && mine < BIG) atomicMin(&first, mine);
+    __syncthreads();
+    if (threadIdx.x == 0) chosen[i] = first == BIG ? 0 : labels[i * cells + first];
+}
+
+// arrange.rotations_4: a thread per cell of the (n, rows, cols) output; grid i (side s = h[i]) and
+// its three turns in a 2s x 2s block: top left as it is, top right turned clockwise, bottom left
+// counter-clockwise, bottom right a half turn. Sources are clipped into the (n, H, W) stack, cells
+// outside 2h[i] x 2w[i] are 0 (what the four gathers and the selections gave).
+extern "C" __global__ void rotations_4(const unsigned char* g, const long long* h, const long long* w, int H, int W,
+                                       int rows, int cols, long long total, unsigned char* out) {
+    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= total) return;
+    const int per = rows * cols, k = (int)(t % per), R = cell_row(k, cols), C = k - R * cols;
+    const long long i = t / per, s = h[i];
+    unsigned char v = 0;
+    if (R < 2 * s && C < 2 * w[i]) {
+        const bool right = C >= s, below = R >= s;
+        long long r = right ? (below ? 2 * s - 1 - R : 2 * s - 1 - C) : (below ? C : R);
+        long long c = right ? (below ? 2 * s - 1 - C : R) : (below ? 2 * s - 1 - R : C);
+        r = r < 0 ? 0 : (r > H - 1 ? H - 1 : r);
+        c = c < 0 ? 0 : (c > W - 1 ? W - 1 : c);
+        v = g[i * H * W + r * W + c];
+    }
+    out[t] = v;
+}
 """
 
 
@@ -889,4 +980,71 @@ def edge_cells(xp, g, interior: bool):
         grid, block = thread_launch(g.size)
         _kernel("edge_cells")(grid, block, (g, np.int64(g.size), np.int32(H), np.int32(W), np.int32(bool(interior)),
                                             out))
+    return out
+
+
+_COLOUR_PICKS = {"majority": 0, "minority": 1, "invert": 2}
+
+
+def colour_pick(xp, g, counts, mode: str):
+    """``colour.keep_majority_color`` (``mode`` ``majority``), ``keep_minority_color``
+    (``minority``) or ``invert`` on an (n, H, W) stack with its colour counts (n, 10), in one kernel."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = thread_launch(g.size)
+        _kernel("colour_pick")(grid, block, (g, xp.ascontiguousarray(counts), np.int64(g.size), np.int32(H * W),
+                                             np.int32(_COLOUR_PICKS[mode]), out))
+    return out
+
+
+def label_paint(xp, g, labels, value, erase_single: bool):
+    """``objects.remove_noise`` (``erase_single``: cells of labels whose ``value`` is 1 erased), or
+    every labelled cell painted its label's ``value`` clipped to 1..9 and the rest 0
+    (``recolour.color_by_size`` and ``color_by_rank``), in one kernel."""
+    g, labels = xp.ascontiguousarray(g), xp.ascontiguousarray(labels)
+    out = xp.empty_like(g)
+    if g.size:
+        grid, block = thread_launch(g.size)
+        _kernel("label_paint")(grid, block, (g, labels, xp.ascontiguousarray(value, dtype=xp.int64), np.int64(g.size),
+                                             np.int32(0 if erase_single else 1), out))
+    return out
+
+
+def differs_from_major(xp, g, counts, h, w):
+    """``geometry.crop_minority``'s mask on a zero-padded stack (real sides ``h``, ``w``; colour
+    counts of the padded grids), in one kernel."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    mask = xp.empty(g.shape, dtype=bool)
+    if g.size:
+        grid, block = thread_launch(g.size)
+        _kernel("differs_from_major")(grid, block, (g, xp.ascontiguousarray(counts), per_grid_arg(xp, h, n),
+                                                    per_grid_arg(xp, w, n), np.int64(g.size), np.int32(H), np.int32(W),
+                                                    mask))
+    return mask
+
+
+def rarest_label(xp, g, labels, counts):
+    """``objects.rarest_color_object``'s choice: per grid, the label of the first cell (reading
+    order) of its least frequent colour present, 0 when it has none."""
+    g, labels = xp.ascontiguousarray(g), xp.ascontiguousarray(labels)
+    n, H, W = g.shape
+    chosen = xp.empty(n, dtype=xp.int64)
+    if n:
+        _kernel("rarest_label")((n,), (loop_threads(H * W),), (g, labels, xp.ascontiguousarray(counts),
+                                                               np.int32(H * W), chosen))
+    return chosen
+
+
+def rotations_4(xp, g, h, w, rows: int, cols: int):
+    """The cells of ``arrange.rotations_4`` as an (n, rows, cols) stack, in one kernel."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty((n, rows, cols), dtype=g.dtype)
+    if out.size:
+        grid, block = thread_launch(out.size)
+        _kernel("rotations_4")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
+                                             np.int32(rows), np.int32(cols), np.int64(out.size), out))
     return out

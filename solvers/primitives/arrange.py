@@ -14,8 +14,10 @@ def rotations_4(xp, g, h, w):
     n, H, W = g.shape
     s = per_grid(h)
     valid = (h == w) & (2 * h <= MAX_SIDE)
-    if kernels.enabled(xp):
-        return _rotations_4_by_quadrant(xp, g, h, w, s, valid)
+    if kernels.enabled(xp):  # one kernel (the four turns as gathers and selections: 372 launches at depth 3)
+        rows, cols = min(MAX_SIDE, 2 * g.shape[1]), min(MAX_SIDE, 2 * g.shape[2])
+        out = fused.rotations_4(xp, g, h, w, rows, cols)
+        return Padded(out, 2 * h, 2 * w, kernels.remap_ok(xp, 2 * h, 2 * w, valid))
 
     def source(R, C):
         right, below = C >= s, R >= s
@@ -27,25 +29,6 @@ def rotations_4(xp, g, h, w):
         return src_r, src_c
 
     return map_coords(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, source, valid=valid)
-
-
-def _rotations_4_by_quadrant(xp, g, h, w, s, valid) -> Padded:
-    """:func:`rotations_4` on a GPU: each quadrant's turn as its own gather over the whole output
-    (its source rows and columns depend on the output's column or row only, so they stay small),
-    then the quadrants picked cell by cell. The map of all four at once is a full (n, rows, cols)
-    int64 array per source axis, built by six selections: 97 of 2,450 ms of a depth-3 search's
-    device time on an H100."""
-    n, H, W = g.shape
-    rows, cols = min(MAX_SIDE, 2 * H), min(MAX_SIDE, 2 * W)
-    R, C = coords(xp, rows, cols)
-    flip_r, flip_c = 2 * s - 1 - R, 2 * s - 1 - C
-    top_left, top_right, bottom_left, bottom_right = (
-        map_coords(xp, g, 2 * h, 2 * w, rows, cols, lambda R, C, src=src: src, valid=valid)
-        for src in ((R, C), (flip_c, R), (C, flip_r), (flip_r, flip_c)))
-    right, below = C >= s, R >= s
-    arr = xp.where(right, xp.where(below, bottom_right.arr, top_right.arr),
-                   xp.where(below, bottom_left.arr, top_left.arr))
-    return Padded(arr, top_left.h, top_left.w, top_left.valid)
 
 
 def _major_colour(xp, g):

@@ -1,7 +1,8 @@
 """Colour filters and recolourings (0 is the background)."""
 from __future__ import annotations
 
-from solvers.batch import Padded, colour_counts
+from solvers import fused, kernels
+from solvers.batch import Padded, colour_counts, shared_colour_counts
 from solvers.registry import primitive
 
 COLOURS = tuple((c,) for c in range(1, 10))
@@ -34,6 +35,8 @@ def _nonzero_counts(xp, g):
 @primitive(pad="inplace")
 def keep_majority_color(xp, g):
     """Keep only the most frequent non-zero colour (ties: the lower colour)."""
+    if kernels.enabled(xp):
+        return fused.colour_pick(xp, g, shared_colour_counts(xp, g), "majority")
     counts = _nonzero_counts(xp, g)
     major = counts.argmax(axis=1).astype(g.dtype)
     return xp.where(g == major[:, None, None], g, g.dtype.type(0))
@@ -42,6 +45,8 @@ def keep_majority_color(xp, g):
 @primitive(pad="inplace")
 def keep_minority_color(xp, g):
     """Keep only the least frequent non-zero colour present (ties: the lower colour)."""
+    if kernels.enabled(xp):
+        return fused.colour_pick(xp, g, shared_colour_counts(xp, g), "minority")
     counts = _nonzero_counts(xp, g)
     big = counts.max() + 1 if counts.size else 1
     minor = xp.where(counts > 0, counts, big).argmin(axis=1).astype(g.dtype)
@@ -51,6 +56,8 @@ def keep_minority_color(xp, g):
 @primitive(pad="inplace")
 def invert(xp, g):
     """Swap background and foreground: 0 becomes the majority non-zero colour, the rest 0."""
+    if kernels.enabled(xp):
+        return fused.colour_pick(xp, g, shared_colour_counts(xp, g), "invert")
     major = _nonzero_counts(xp, g).argmax(axis=1).astype(g.dtype)
     return xp.where(g == 0, major[:, None, None], g.dtype.type(0))
 

@@ -5,7 +5,8 @@ each rigid transform is a coordinate map read with one gather.
 """
 from __future__ import annotations
 
-from solvers.batch import colour_counts, crop_to_mask
+from solvers import fused, kernels
+from solvers.batch import colour_counts, crop_to_mask, shared_colour_counts
 from solvers.ragged import coords, per_grid, real_mask, remap
 from solvers.registry import primitive
 
@@ -70,6 +71,8 @@ def crop_content(xp, g):
 @primitive(layout="padded")
 def crop_minority(xp, g, h, w):
     """Crop to the bounding box of the cells that differ from the grid's most frequent colour."""
+    if kernels.enabled(xp):
+        return crop_to_mask(xp, g, fused.differs_from_major(xp, g, shared_colour_counts(xp, g), h, w))
     counts = colour_counts(xp, g)
     counts[:, 0] -= g.shape[1] * g.shape[2] - h * w  # padding is not part of the grid
     major = counts.argmax(axis=1).astype(g.dtype)

@@ -151,14 +151,19 @@ def remove_largest_object(xp, g, conn, by_colour):
 def remove_noise(xp, g):
     """Erase single-cell objects (8-connected, same colour)."""
     labels, _, sizes, _ = label_objects(xp, g, 8, True)
+    if kernels.enabled(xp):
+        return fused.label_paint(xp, g, labels, sizes, erase_single=True)
     return xp.where(sizes[labels] == 1, g.dtype.type(0), g)
 
 
 @primitive(pad="crop")
 def rarest_color_object(xp, g):
     """Crop to the object (8-connected, any colours) containing the grid's least frequent colour."""
-    from solvers.batch import colour_counts
+    from solvers.batch import colour_counts, shared_colour_counts
 
+    if kernels.enabled(xp):
+        labels = label_objects(xp, g, 8, False)[0]
+        return _crop_chosen(xp, g, labels, fused.rarest_label(xp, g, labels, shared_colour_counts(xp, g)))
     counts = colour_counts(xp, g)
     counts[:, 0] = 0
     big = g.shape[1] * g.shape[2] + 1  # above any colour's count (known without asking the device)

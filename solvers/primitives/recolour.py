@@ -7,8 +7,6 @@ every colour assignment that is a function of the property.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.regions import enclosed_background
@@ -42,6 +40,8 @@ def _code(xp, values):
 def color_by_size(xp, g):
     """Paint every object (4-connected, one colour) with its cell count, capped at 9."""
     labels, _, sizes, _ = label_objects(xp, g, 4, True)
+    if kernels.enabled(xp):
+        return fused.label_paint(xp, g, labels, sizes, erase_single=False)
     return xp.where(labels > 0, _code(xp, sizes)[labels], g.dtype.type(0))
 
 
@@ -69,6 +69,8 @@ def color_by_rank(xp, g):
     """
     labels, owner, sizes, _ = label_objects(xp, g, 4, True)
     ranks = size_ranks(xp, owner, sizes)
+    if kernels.enabled(xp):
+        return fused.label_paint(xp, g, labels, ranks, erase_single=False)
     return xp.where(labels > 0, _code(xp, ranks)[labels], g.dtype.type(0))
 
 
