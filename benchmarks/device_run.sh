@@ -45,6 +45,9 @@
 #   l4mem    depth 3 on one GPU with its whole memory and with CuPy's pool capped at 22 GiB (what
 #            an L4, Kaggle's 24 GB card, leaves usable), same run: blocks, out-of-memory halvings
 #   cprof3   depth 3 on all arc1-train on one GPU, the second of two runs under cProfile (host time)
+#   tunew3   depth 3 unsynchronised, three runs in a process, with the search's blocks 1 and 1.57
+#            times as large (255 M and 400 M cells on an H100) and new grids absorbed up to 4 and 8
+#            block sizes of cells, twice alternating: wall, level times, the pool's memory
 #   absorbw3 depth 3 unsynchronised (wall only, second of two runs in a process) with new grids
 #            scored together up to 4, 8 and 16 block sizes of cells
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
@@ -165,6 +168,9 @@ for step in "$@"; do
     l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
            CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
     cprof3) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 10 --repeat 2 --cprofile 70 > "$out/cprof3.txt" 2>&1; grep -E "tasks|stages|levels" "$out/cprof3.txt" ;;
+    tunew3) for i in 1 2; do for cfg in "1 4" "1.57 4" "1 8" "1.57 8"; do set -- $cfg
+              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --block-scale $1 --absorb-cells $2 2>&1 | tee -a "$out/tunew3.txt" | grep -E "^400 tasks|^levels|pool|^block" | sed "s/^/[$cfg] /"
+            done; done ;;
     absorbw3) for a in 4 8 16; do
                 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 --absorb-cells $a 2>&1 | tee -a "$out/absorbw3.txt" | grep -E "tasks|levels|absorb|pool"
               done ;;

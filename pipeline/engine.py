@@ -16,8 +16,12 @@ from pipeline.program import FoundProgram
 from pipeline.search import Search
 
 
-# Device memory budgeted per cell of a search block (see search_shard).
-BYTES_PER_CELL = 300
+# Device memory budgeted per cell of a search block (see search_shard). Measured on an H100 at
+# depth 3 (benchmarks/RESULTS.md, session 14): CuPy's pool held 19-21 GiB with 255 M-cell blocks
+# and 26-29 GiB with 400 M (about 75 bytes a cell); 190 leaves room for larger grids and deeper
+# levels, and an out-of-memory error only halves the block. (300 gave an H100 255 M-cell blocks,
+# 8% slower at depth 3 than 400 M.)
+BYTES_PER_CELL = 190
 
 
 @dataclass
@@ -88,8 +92,7 @@ def block_cells_for_memory(free: int, total: int, limit: int, gpu_share: int = 1
     if limit:
         free, total = min(free, limit), min(total, limit)
     share = int(min(free, 0.9 * total / max(1, gpu_share)))
-    # Blocks follow that memory: a transform's temporaries peak at a few hundred bytes per cell
-    # (zero-padded buckets, int64 labels and indices).
+    # Blocks follow that memory (zero-padded buckets, int64 labels and indices, the absorbs' keys).
     return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL))), share
 
 
