@@ -609,11 +609,18 @@ class Search:
         self.stats.add_time("search.dedup", self._now() - t0)
         if n_new == 0:
             return []
-        # The new states' positions go to the host (in 32 bits where they fit: the largest copy of
-        # an absorb, and what the state table keeps of every state, halved) while the device
-        # scores them: the host reads them only once it waits for the boards' picks anyway.
-        new_idx = HostCopy(new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev)
-        self._unread.append(new_idx)
+        # The new states' positions, in 32 bits where they fit (what the state table keeps of every
+        # state, halved). They go to the host while the device scores them (the host reads them
+        # only once it waits for the boards' picks anyway), except on a GPU's last level, where no
+        # next block needs them: there they stay on the device, the boards' picks carry their own,
+        # and the table copies the few that programs need (the largest copy of an absorb, and the
+        # host's copy out of pinned memory, are saved).
+        positions = new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev
+        if kernels.enabled(xp) and not keep and merged.transforms is not None:
+            new_idx = positions
+        else:
+            new_idx = HostCopy(positions)
+            self._unread.append(new_idx)
         if merged.transforms is None:  # the identity: the task inputs, which keep their ids
             new = _NewStates(new_dev, new_idx, merged, None)
         else:
@@ -784,14 +791,17 @@ class Search:
         pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
             np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
         maps_h = np.ascontiguousarray(rows["mapping"]) if mapped else None
-        self._offer(block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, maps_h)
+        self._offer(block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, maps_h,
+                    idx=np.ascontiguousarray(rows["pos"]))
 
     def _offer(self, block, parts, new: "_NewStates", pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h,
-               maps_h) -> None:
+               maps_h, idx=None) -> None:
         """The host's part of :meth:`_update_boards`: the picked new states' attributes (host
         arrays) sorted, the best few of each task and transform offered to the boards, and the
-        candidates that enter made, their test grids queued."""
-        idx, gids, tasks = new.idx[pick], new.gids(pick), new.tasks(pick)
+        candidates that enter made, their test grids queued. ``idx``: the picks' positions in the
+        merged block, when they came with them (else read from the new states' positions)."""
+        idx = new.idx[pick] if idx is None else idx
+        gids, tasks = new.gids(pick, idx), new.merged.tasks(idx)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
         # Only the best few of each task and transform are offered.
@@ -986,11 +996,12 @@ def _merge_outputs(xp, outputs: list):
 @dataclass
 class _NewStates:
     """The states an absorb found new: their positions in the merged block on the device
-    (``dev``) and on their way to the host (``host``, read as ``idx``); their ids follow on from
-    ``first_gid`` (None: the task inputs, which keep their own ids)."""
+    (``dev``) and on their way to the host (``host``, read as ``idx``; on a GPU's last level a
+    device array, see :meth:`Search._absorb_merged`); their ids follow on from ``first_gid``
+    (None: the task inputs, which keep their own ids)."""
 
     dev: Any
-    host: HostCopy
+    host: Any
     merged: MergedStates
     first_gid: int | None
 
@@ -999,10 +1010,11 @@ class _NewStates:
         """The positions on the host (waits for their copy the first time)."""
         return self.host.get()
 
-    def gids(self, pos) -> np.ndarray:
-        """The ids of the new states at positions ``pos`` (an index array or a slice)."""
+    def gids(self, pos, idx=None) -> np.ndarray:
+        """The ids of the new states at positions ``pos`` (an index array or a slice; ``idx``:
+        their positions in the merged block, when known)."""
         if self.first_gid is None:
-            return self.merged.parents(self.idx[pos])
+            return self.merged.parents(self.idx[pos] if idx is None else idx)
         if isinstance(pos, slice):
             return self.first_gid + np.arange(len(self.host), dtype=np.int64)[pos]
         return self.first_gid + np.asarray(pos, dtype=np.int64)

@@ -75,7 +75,8 @@ class StateTable:
     def add(self, idx, merged: MergedStates) -> int:
         """Register new states: the merged states ``idx`` of ``merged`` (made by a transform),
         in order; returns the id of the first (the others follow one by one). ``idx`` is an array,
-        or anything with a length that ``np.asarray`` makes one of (read when a path needs it)."""
+        anything with a length that ``np.asarray`` makes one of (read when a path needs it), or a
+        CuPy array (left on the GPU: a path gathers and copies only the positions it needs)."""
         first = self.size
         if len(idx):
             self._first.append(first)
@@ -89,7 +90,7 @@ class StateTable:
         while gid >= self.num_tasks:
             b = bisect.bisect_right(self._first, gid) - 1
             idx, merged = self._batches[b]
-            at = np.asarray(idx)[gid - self._first[b]:gid - self._first[b] + 1]
+            at = _take(idx, np.arange(gid - self._first[b], gid - self._first[b] + 1))
             steps.append(int(merged.transform(at)[0]))
             gid = int(merged.parents(at)[0])
         return steps[::-1]
@@ -107,9 +108,18 @@ class StateTable:
             for b in np.unique(batch).tolist():
                 sel = live[batch == b]
                 idx, merged = self._batches[b]
-                at = np.asarray(idx)[cur[sel] - first[b]]
+                at = _take(idx, cur[sel] - first[b])
                 for k, t in zip(sel.tolist(), merged.transform(at).tolist()):
                     steps[k].append(t)
                 cur[sel] = merged.parents(at)
             live = live[cur[live] >= self.num_tasks]
         return [s[::-1] for s in steps]
+
+
+def _take(idx, at: np.ndarray) -> np.ndarray:
+    """``idx[at]`` as a host array; from a CuPy array, only those positions are gathered and copied."""
+    if hasattr(idx, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy.asnumpy(idx[cupy.asarray(at)])
+    return np.asarray(idx)[at]

@@ -288,7 +288,7 @@ extern "C" __global__ void state_sums(const long long* st, const long long* sm, 
 }
 
 // The boards' picks (Search._update_boards): the new states j (positions among the new states
-// new_pos of a merged block) whose rank beats their task's board threshold, each as one record of
+// new_pos of a merged block; s = new_pos[j]) whose rank beats their task's board threshold, each as one record of
 // BOARD_ROW's layout (row_bytes each) for the host: count (one uint64) says how many there are,
 // and the first `capacity` of them, in no set order, are written to rows (the host sorts them).
 extern "C" __global__ void board_picks(long long n, const long long* new_pos, const long long* task,
@@ -312,6 +312,7 @@ extern "C" __global__ void board_picks(long long n, const long long* new_pos, co
     r[40] = solved[s] || cm_ok[s];
     r[41] = cm_ok[s];
     for (int c = 0; c < 10; ++c) r[42 + c] = mapping ? (unsigned char)mapping[s * 10 + c] : 0;
+    *(long long*)(r + 56) = s;
 }
 
 // After state_sums, per state s of task task[s]: whether it has every sample, and its key and its
@@ -1033,11 +1034,12 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
 
 
 # The record of board_picks: a picked state's position among the new states, its rank, score, test
-# key, exact train matches, solved (or colour-mapped), colour-mapped, and colour table.
-BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", "solved", "cm_ok", "mapping"],
+# key, exact train matches, solved (or colour-mapped), colour-mapped, colour table, and its position
+# in the merged block.
+BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", "solved", "cm_ok", "mapping", "pos"],
                       "formats": [np.int64, np.float64, np.float64, np.uint64, np.int64, np.bool_, np.bool_,
-                                  (np.uint8, (10,))],
-                      "offsets": [0, 8, 16, 24, 32, 40, 41, 42], "itemsize": 56})
+                                  (np.uint8, (10,)), np.int64],
+                      "offsets": [0, 8, 16, 24, 32, 40, 41, 42, 56], "itemsize": 64})
 
 
 def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, score, test_key, mapping,
