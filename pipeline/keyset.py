@@ -112,21 +112,26 @@ class HashKeySet:
         remembers those keys. With the bool mask ``use``, only the positions where it holds count
         (in the kernels: no wait for the device to pick them). (Waits for the device once, to size
         the result.)"""
+        first = self.insert(keys, use)
+        pos = self.xp.nonzero(first)[0].astype(self.xp.int64, copy=False)
+        self.size += int(pos.shape[0])
+        return pos
+
+    def insert(self, keys, use=None):
+        """:meth:`add_new` without the wait: a bool per position, true at the positions it would
+        give. The caller adds their count to :attr:`size` before the next insertion."""
         xp = self.xp
         n = int(keys.shape[0])
         if n == 0:
-            return xp.zeros(0, dtype=xp.int64)
+            return xp.zeros(0, dtype=bool)
         if n >= 1 << self.POSITION_BITS:
             raise ValueError(f"a batch of at most 2**{self.POSITION_BITS} keys, got {n}")
         self._reserve(self.size + n)
         self.batches += 1
         if self.batches >= 1 << (64 - self.POSITION_BITS):
             raise RuntimeError("key table: too many batches for its tags")
-        first = kernels.first_new_keys(xp, keys, self.keys, self.vals, self.mask,
-                                       self.batches << self.POSITION_BITS, use)
-        pos = xp.nonzero(first)[0].astype(xp.int64, copy=False)
-        self.size += int(pos.shape[0])
-        return pos
+        return kernels.first_new_keys(xp, keys, self.keys, self.vals, self.mask,
+                                      self.batches << self.POSITION_BITS, use)
 
     def __len__(self) -> int:
         return self.size

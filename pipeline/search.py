@@ -41,6 +41,9 @@ USE_PADDED = True      # run padding-indifferent primitives per size bucket (tes
 # On the last level, finish each absorb's leaderboard update while the next transform's kernels
 # run (tests compare both).
 DEFER_BOARDS = True
+# On a GPU's last level, finish each absorb (its count of new states read, their scores, the
+# boards' picks) only once the next transform's first kernels are queued (tests compare both).
+DEFER_ABSORBS = True
 # Board records a GPU's picks get room for at least (56 bytes each, copied back every absorb).
 PICK_ROOM = 2048
 
@@ -104,6 +107,7 @@ class Search:
         self._pending = None  # the queue of the block being expanded (its outputs' cells buffer)
         self._enqueue = None  # queues an output of the block being expanded (see _expand_level)
         self._waiting = None  # a crop whose outputs are not finished yet (see _finish_waiting)
+        self._absorbing = None  # an absorb's second half, not run yet (see _absorb_started)
         self._may_defer = False  # whether the transform being applied may leave its crop waiting
         # The host's part of the last absorb's leaderboard update, when it was put off (see
         # _update_boards): it runs while the device works on the next transform.
@@ -185,6 +189,7 @@ class Search:
                 for run in self.runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
+                        self._finish_absorbing()
                         self._pending = self._enqueue = self._waiting = None
                         self._run_deferred()
                         return []
@@ -201,6 +206,7 @@ class Search:
                 self._finish_waiting()
                 if pending:
                     absorb()
+                self._finish_absorbing()
                 self._run_deferred()
             self._pending = self._enqueue = None
             del block
@@ -267,10 +273,17 @@ class Search:
         are queued (at the latest, before that transform's outputs are queued), so the device
         works on them meanwhile instead of idling through the wait. Outputs are still queued, and
         their cells cut from the queue's buffer, in transform order."""
+        self._finish_absorbing()
         finish, self._waiting = self._waiting, None
         if finish is not None:
             for output in finish():
                 self._enqueue(output)
+
+    def _finish_absorbing(self) -> None:
+        """Run the second half of the absorb left unfinished (see :meth:`_absorb_started`), if any."""
+        finish, self._absorbing = self._absorbing, None
+        if finish is not None:
+            finish()
 
     def _apply_elementwise_run(self, block, run) -> list:
         """Apply consecutive elementwise transforms together: each is a colour lookup table, so a
@@ -556,6 +569,7 @@ class Search:
         If merging and hashing several outputs runs out of device memory (before anything is
         recorded), each half of them is absorbed on its own, which gives the same results.
         """
+        self._finish_absorbing()  # in order: the key table's size, the boards' thresholds
         try:
             t0 = self._now()
             merged = _merge_outputs(self.xp, outputs)
@@ -602,6 +616,9 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
+        if DEFER_ABSORBS and kernels.enabled(xp) and not keep and merged.transforms is not None:
+            self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level)
+            return []
         t0 = self._now()
         new_dev = self.seen.add_new(key, valid)
         self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
@@ -642,6 +659,62 @@ class Search:
         self.stats.add_time("search.frontier", self._now() - t0)
         return blocks
 
+    def _absorb_started(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level):
+        """:meth:`_absorb_merged` on a GPU's last level, in two halves. This one launches the key
+        table's insertion and the scores' first kernels, which need only the mask of new states,
+        and starts the copy of three counts to the host (new states, colour-table slots, items of
+        their outputs' sizes); it returns the second half, which reads them and finishes. Run once
+        the next transform's first kernels are queued, its wait for the counts finds the device
+        busy with them instead of idle (before, the dedup's and the scoring's waits each emptied
+        the device's queue). Results are those of :meth:`_absorb_merged` (same values, same order)."""
+        xp, p = self.xp, self.p
+        t0 = self._now()
+        new_mask = self.seen.insert(key, valid)
+        self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
+        rank = xp.cumsum(new_mask, dtype=xp.int64)
+        self.stats.add_time("search.dedup", self._now() - t0)
+        t0 = self._now()
+        try:
+            n_exact, n_sized, fit, n_fit = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
+            slot, slots = kernels.colour_slots_launch(xp, new_mask, n_exact, n_sized, block.task, p.n_train)
+            counts = HostCopy(xp.concatenate((rank[-1:].astype(xp.uint64), slots, n_fit)))
+            first_scores = (n_exact, fit, slot)
+        except Exception as exc:  # the second half scores them with halving, as _absorb_merged does
+            if not is_out_of_memory(exc):
+                raise
+            self._free_device_memory()
+            counts, first_scores = HostCopy(rank[-1:]), None
+        self.stats.add_time("search.score", self._now() - t0)
+
+        def finish():
+            t0 = self._now()
+            n_new, *score_counts = (int(v) for v in counts.get())
+            self.seen.size += n_new
+            self.stats.add_time("search.dedup", self._now() - t0)
+            if n_new == 0:
+                return
+            new_dev = kernels.positions(xp, new_mask, rank, n_new)
+            positions = new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev
+            self.stats.states += n_new
+            new = _NewStates(new_dev, positions, merged, self.table.add(positions, merged))
+            t0 = self._now()
+            scored = None
+            if first_scores is not None:
+                try:
+                    scored = self._score_rest(block, out, test_key, new_mask, level, *first_scores, *score_counts)
+                except Exception as exc:
+                    if not is_out_of_memory(exc):
+                        raise
+                    self._free_device_memory()
+            if scored is None:
+                scored = self._score_new(block, out, hv, test_key, new_dev, level)
+            self.stats.add_time("search.score", self._now() - t0)
+            t0 = self._now()
+            self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
+            self.stats.add_time("search.rank", self._now() - t0)
+
+        return finish
+
     def _score_new(self, block: Block, out: Items, hv, test_key, new_dev, level) -> "_Scores":
         """Scores of the new states ``new_dev`` of a merged block (other states' values are
         meaningless). Each state's score depends on its own grids only: on out-of-memory the new
@@ -670,10 +743,7 @@ class Search:
         if kernels.enabled(xp):  # the same values from four kernels (about a hundred array calls)
             n_exact, n_sized, fit, n_fit = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
             slot, num_slots, n_fit = kernels.colour_slots(xp, new_mask, n_exact, n_sized, block.task, p.n_train, n_fit)
-            acc, hist = kernels.score_cells(xp, out, block.task, p, slot, num_slots, ACC_SCALE, fit, n_fit)
-            scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
-                                          ACC_SCALE, SOLVED_RANK - level)
-            return _Scores(*scores, test_key)
+            return self._score_rest(block, out, test_key, new_mask, level, n_exact, fit, slot, num_slots, n_fit)
         n_train = p.n_train[block.task]
         st, sm = out.state, out.sample
         task = block.task[st]
@@ -705,6 +775,15 @@ class Search:
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
         return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key)
+
+    def _score_rest(self, block: Block, out: Items, test_key, new_mask, level, n_exact, fit, slot, num_slots: int,
+                    n_fit: int) -> "_Scores":
+        """:meth:`_score` on a GPU from its first kernels' results and counts (on the host)."""
+        xp, p = self.xp, self.p
+        acc, hist = kernels.score_cells(xp, out, block.task, p, slot, num_slots, ACC_SCALE, fit, n_fit)
+        scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
+                                      ACC_SCALE, SOLVED_RANK - level)
+        return _Scores(*scores, test_key)
 
     def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int):
         """Compare the grids ``fit`` of ``out`` cell by cell with their train outputs (same sizes;

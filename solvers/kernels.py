@@ -315,6 +315,12 @@ extern "C" __global__ void board_picks(long long n, const long long* new_pos, co
     *(long long*)(r + 56) = s;
 }
 
+// kernels.positions: out[rank[s] - 1] = s where flag[s] (rank: flag's inclusive running count).
+extern "C" __global__ void positions(const bool* flag, const long long* rank, long long n, long long* out) {
+    long long s = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (s < n && flag[s]) out[rank[s] - 1] = s;
+}
+
 // After state_sums, per state s of task task[s]: whether it has every sample, and its key and its
 // test outputs' key (GridHasher.state_key: splitmix(sum ^ splitmix(task * golden + golden))).
 extern "C" __global__ void state_keys(long long S, const int* count, const unsigned long long* sum,
@@ -1150,6 +1156,13 @@ def colour_slots(xp, is_new, n_exact, n_sized, task, n_train, n_fit):
     """Per state: its slot among those that may learn a colour table (see the ``colour_slots``
     kernel), -1 for the others; how many slots there are and the count ``n_fit`` (of
     :func:`score_fit`) on the host, both from one wait for the device."""
+    slot, count = colour_slots_launch(xp, is_new, n_exact, n_sized, task, n_train)
+    slots, fits = to_host_all(count, n_fit)
+    return slot, int(slots[0]), int(fits[0])
+
+
+def colour_slots_launch(xp, is_new, n_exact, n_sized, task, n_train):
+    """:func:`colour_slots` without the wait: the slots and their count as a (1,) uint64 device array."""
     S = int(task.shape[0])
     slot = xp.empty(S, dtype=xp.int64)
     count = xp.zeros(1, dtype=xp.uint64)
@@ -1157,8 +1170,19 @@ def colour_slots(xp, is_new, n_exact, n_sized, task, n_train, n_fit):
         grid, block = thread_launch(S)
         _kernel("colour_slots")(grid, block, (np.int64(S), is_new, n_exact, n_sized,
                                               xp.ascontiguousarray(task, dtype=xp.int64), n_train, slot, count))
-    slots, fits = to_host_all(count, n_fit)
-    return slot, int(slots[0]), int(fits[0])
+    return slot, count
+
+
+def positions(xp, flag, rank, count: int):
+    """The positions where the bool array ``flag`` holds, ascending (``rank``: its inclusive
+    running count as int64; ``count``: how many, known on the host), with no wait for the device
+    (``nonzero`` waits to size its result)."""
+    out = xp.empty(count, dtype=xp.int64)
+    n = int(flag.shape[0])
+    if count and n:
+        grid, block = thread_launch(n)
+        _kernel("positions")(grid, block, (flag, rank, np.int64(n), out))
+    return out
 
 
 def score_cells(xp, out, task, p, slot, num_slots: int, scale: int, fit, n_fit: int):

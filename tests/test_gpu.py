@@ -533,3 +533,35 @@ def test_board_picks_pack_what_the_gathers_give(dev):
         assert rows["cm_ok"].tolist() == fields["cm_ok"][at].tolist()
         want = np.zeros((len(at), 10), dtype=np.uint8) if mapping is None else mapping[at].astype(np.uint8)
         assert np.array_equal(rows["mapping"], want)
+
+
+def test_absorbs_finished_later_give_identical_results(dev, monkeypatch):
+    """The GPU's last level finishes each absorb (counts read, scores, boards' picks) once the next
+    transform's kernels are queued: boards, programs, test outputs and counts are those of absorbs
+    finished at once, and every absorb is finished by the search's end. With ``PICK_ROOM`` 1 the
+    boards' picks are packed again with more room, from the later half too."""
+    import pipeline.search as search_mod
+    from pipeline.problem import Problem
+    from pipeline.search import Search
+    from pipeline.tasks import load_tasks
+
+    tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 8)
+    monkeypatch.setattr(search_mod, "PICK_ROOM", 1)
+    started = []
+    real_start = Search._absorb_started
+
+    def counted(self, *args):
+        started.append(1)
+        return real_start(self, *args)
+
+    monkeypatch.setattr(Search, "_absorb_started", counted)
+    results = []
+    for defer in (False, True):
+        monkeypatch.setattr(search_mod, "DEFER_ABSORBS", defer)
+        search = Search(Problem(tasks, dev.xp), states_per_task=400)
+        stats = search.run(2)
+        results.append(([[(search.table.path(c.gid), round(c.rank, 6), [np.asarray(o).tolist() for o in c.test_outputs])
+                          for c in b] for b in search.boards], stats.states, stats.candidates, search.solved.tolist()))
+        assert search._absorbing is None
+    assert started, "no absorb was finished later"
+    assert results[0] == results[1]
