@@ -106,6 +106,13 @@ class GridHasher:
         return kernels.lut_copy_hash(self.xp, src, start, h, w, luts, dst,
                                      self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
 
+    def fill_copy(self, stack, mask, dst_base, h, w, item, n: int, colours, dst, out):
+        """GPU kernels only: each of K ``colours`` painted onto the ``mask`` cells of one bucket's
+        grids, written to ``dst`` ((K, cells)) and hashed into ``out`` ((K, n), at the grids'
+        items ``item``) as :meth:`padded` hashes them."""
+        kernels.fill_copy_hash(self.xp, stack, mask, dst_base, h, w, item, n, colours, dst, out,
+                               self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
+
     def item(self, grid_hash, sample):
         """Mix a grid hash with the index of the sample it belongs to (so states sum safely)."""
         xp = self.xp

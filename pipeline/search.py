@@ -95,7 +95,7 @@ class Search:
         self.absorb_cells = (ABSORB_CELLS["cpu" if problem.xp is np else "gpu"](self.block_cells)
                              if absorb_cells is None else absorb_cells)
         # Runs of consecutive elementwise transforms are applied together; others one at a time.
-        self.runs = _transform_runs(self.transforms)
+        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp))
         self._lut_cache: dict = {}
         # Measured: on the CPU, slicing exact-shape groups beats gathers over padded buckets for
         # coordinate-map primitives; on the GPU, fewer larger calls win, so everything is bucketed.
@@ -220,6 +220,8 @@ class Search:
         """The outputs of a run of transforms (indices) on ``block``, in transform order; with
         ``defer``, a crop's may come as a :class:`_Waiting` (see :meth:`_finish_waiting`)."""
         if len(run) > 1:
+            if self.transforms[run[0]].primitive.fill is not None:
+                return self._apply_fill_run(block, run)
             return self._apply_elementwise_run(block, run)
         ti = run[0]
         return self._run_transform(block, ti, self.transforms[ti], defer)
@@ -305,6 +307,43 @@ class Search:
                     outputs += self._run_transform(block, ti, self.transforms[ti])
                 continue
             self.stats.grid_transforms += items.count * len(chunk)
+            self.stats.add_time("search.apply", self._now() - t0)
+            outputs += [_Output(block, ti, Items(xp, cells[k], items.state, items.sample, items.h, items.w,
+                                                 items.start), hashes[k])
+                        for k, ti in enumerate(chunk)]
+        return outputs
+
+    def _apply_fill_run(self, block, run) -> list:
+        """Apply consecutive transforms of one ``fill`` primitive (its colours) together on a GPU:
+        per size bucket, the mask it paints (shared by its colours) and one kernel that paints,
+        copies and hashes every colour's grids (was a selection over the padded stack and a copy
+        per colour and bucket). Chunked like elementwise runs; on out-of-memory one by one."""
+        xp, items = self.xp, block.items
+        fill = self.transforms[run[0]].primitive.fill
+        n, C = items.count, int(items.cells.shape[0])
+        per_chunk = max(1, self.absorb_cells // max(1, C))
+        outputs = []
+        for lo in range(0, len(run), per_chunk):
+            chunk = run[lo:lo + per_chunk]
+            t0 = self._now()
+            try:
+                lay = items.padded(self.block_cells)
+                masks = [fill(xp, lay.stack(bucket)) for bucket in lay.buckets]
+                colours = xp.asarray([self.transforms[ti].args[0] for ti in chunk], dtype=xp.uint8)
+                cells = self._output_cells(len(chunk) * C).reshape(len(chunk), C)
+                hashes = xp.empty((len(chunk), n), dtype=xp.uint64)
+                for bucket, mask in zip(lay.buckets, masks):
+                    h, w = lay.sides(bucket)
+                    self.p.hasher.fill_copy(lay.stack(bucket), mask, lay.starts(bucket), h, w, bucket[2], n, colours,
+                                            cells, hashes)
+            except Exception as exc:
+                if not is_out_of_memory(exc) or len(chunk) < 2:
+                    raise
+                self._free_device_memory()
+                for ti in chunk:
+                    outputs += self._run_transform(block, ti, self.transforms[ti])
+                continue
+            self.stats.grid_transforms += n * len(chunk)
             self.stats.add_time("search.apply", self._now() - t0)
             outputs += [_Output(block, ti, Items(xp, cells[k], items.state, items.sample, items.h, items.w,
                                                  items.start), hashes[k])
@@ -1133,12 +1172,15 @@ def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.n
     return by_rank[np.argsort(group[by_rank], kind="stable")]
 
 
-def _transform_runs(transforms) -> list:
+def _transform_runs(transforms, fill_runs: bool = False) -> list:
     """Transform indices in order, cut into runs: consecutive elementwise transforms together,
-    every other transform alone."""
+    with ``fill_runs`` consecutive transforms of one ``fill`` primitive together, every other
+    transform alone."""
     runs: list = []
     for ti, tr in enumerate(transforms):
-        if tr.primitive.elementwise and runs and transforms[runs[-1][-1]].primitive.elementwise:
+        last = transforms[runs[-1][-1]].primitive if runs else None
+        if last is not None and ((tr.primitive.elementwise and last.elementwise)
+                                 or (fill_runs and tr.primitive.fill is not None and tr.primitive is last)):
             runs[-1].append(ti)
         else:
             runs.append([ti])

@@ -668,6 +668,35 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
     if (lane == 0) out[gk] = hash;
 }
 
+// Fill runs (Search._apply_fill_run): K colours each painted onto the cells where mask holds, for
+// the m grids of one size bucket's (m, H, W) stack (grid j: h[j] x w[j] cells, item item[j] of n),
+// written and hashed in one pass, one warp per (colour k, grid j): row k of dst ((K, cells), laid
+// out like the items: grid j from dst_base[j]), the hash at out[k * n + item[j]].
+extern "C" __global__ void fill_copy_hash(const unsigned char* src, const bool* mask, int H, int W,
+                                          const long long* dst_base, const long long* h, const long long* w,
+                                          const long long* item, long long m, long long n, long long cells,
+                                          const unsigned char* colours, int K, unsigned char* dst, const int* coef,
+                                          const unsigned long long* mix, unsigned long long* out) {
+    long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gk >= m * K) return;  // the whole warp: all its lanes share gk
+    long long k = gk / m, j = gk - k * m;
+    int hi = (int)h[j], wi = (int)w[j];
+    const unsigned char* s = src + j * H * W;
+    const bool* f = mask + j * H * W;
+    unsigned char* d = dst + k * cells + dst_base[j];
+    const unsigned int colour = colours[k];
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int q = lane; q < hi * wi; q += 32) {
+        const int r = cell_row(q, wi), c = q - r * wi;
+        unsigned int v = f[r * W + c] ? colour : s[r * W + c];
+        d[q] = (unsigned char)v;
+        hash_cell(p, v, r, c, coef);
+    }
+    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
+    if (lane == 0) out[k * n + item[j]] = hash;
+}
+
 // Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
 // its cells in 6-bit fields (at most 29 cells a lane for 900-cell grids), colours 0-4 in lo and
 // 5-9 in hi, then the warp sums each colour's fields.
@@ -826,6 +855,21 @@ def hash_grids(xp, arr, coef, mix, shape_key):
         _kernel("hash_grids")(((m * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
                               (arr, np.int64(m), np.int32(H * W), coef, mix, key, out))
     return out
+
+
+def fill_copy_hash(xp, stack, mask, dst_base, h, w, item, n: int, colours, dst, out, coef, mix) -> None:
+    """Paint each of K ``colours`` (uint8) onto the cells of ``mask`` in the grids of one bucket's
+    ``stack`` (m, H, W) (real sides ``h``, ``w``), write them to row k of ``dst`` ((K, cells): grid
+    j from ``dst_base[j]``) and their hashes to ``out[k, item[j]]`` ((K, n)), in one kernel."""
+    m, H, W = stack.shape
+    K = int(colours.shape[0])
+    if m and K:
+        c = xp.ascontiguousarray
+        _kernel("fill_copy_hash")(((m * K * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                  (c(stack), c(mask), np.int32(H), np.int32(W), per_grid_arg(xp, dst_base, m),
+                                   per_grid_arg(xp, h, m), per_grid_arg(xp, w, m), per_grid_arg(xp, item, m),
+                                   np.int64(m), np.int64(n), np.int64(dst.shape[1]), c(colours), np.int32(K), dst,
+                                   _pair_aligned(coef), mix, out))
 
 
 def colour_counts(xp, g):

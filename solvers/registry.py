@@ -25,6 +25,9 @@ class Primitive:
     # (args) -> (most rows, most columns) of an input that can give a result (None: any); the search
     # skips grids larger than that without calling the primitive.
     max_sides: Callable | None = None
+    # fill(xp, g) -> the cells (bool, g's shape) that the primitive paints with its one argument, a
+    # colour, leaving the others as they are: a GPU applies several colours in one pass.
+    fill: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Transform:
 
 
 def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact",
-              max_sides: Callable | None = None):
+              max_sides: Callable | None = None, fill: Callable | None = None):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
@@ -83,18 +86,23 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     returns :class:`solvers.batch.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
     ``max_sides(*args)`` gives the most rows and columns of an input that can have a result (for
     primitives whose output grows past 30 cells a side): the search skips larger grids.
+    ``fill(xp, g)`` declares (for a ``pad="inplace"`` primitive whose one argument is a colour) the
+    mask of the cells it paints with that colour, the others left as they are: on a GPU the
+    search then paints, copies and hashes several colours' outputs in one kernel.
     """
     if layout not in ("exact", "padded"):
         raise ValueError(f"layout must be 'exact' or 'padded', not {layout!r}")
     if pad not in (None, "inplace", "crop"):
         raise ValueError(f"pad must be None, 'inplace' or 'crop', not {pad!r}")
+    if fill is not None and (pad != "inplace" or any(len(a) != 1 for a in arg_values)):
+        raise ValueError("fill needs pad='inplace' and one argument (a colour)")
 
     def register(fn):
         name = fn.__name__
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides)
+                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides, fill)
         return fn
 
     return register

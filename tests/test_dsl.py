@@ -469,3 +469,26 @@ def test_star_import_gives_the_face():
     exec("from solvers.dsl import *", namespace)
     assert namespace["recolor"](g([[0, 5]]), 3).tolist() == [[0, 3]]
     assert namespace["largest_object"](g(OBJ_A), 8, True).tolist() == [[1, 1], [1, 0]]
+
+
+def test_fill_primitives_paint_their_mask_with_their_colour():
+    """A ``fill`` declaration is what the GPU's fill runs rely on: the primitive's result is its
+    colour where the mask holds and the grid elsewhere (checked on random grids); it needs an
+    in-place primitive of one colour argument."""
+    from solvers.registry import primitive
+
+    rng = np.random.default_rng(0)
+    grids = rng.integers(0, 4, size=(50, 7, 9)).astype(np.uint8)
+    grids[:, 2:5, 3:6] = 0
+    grids[:, 1, 2:7] = grids[:, 5, 2:7] = grids[:, 1:6, 2] = grids[:, 1:6, 6] = 2  # closed rings
+    fills = [p for p in PRIMITIVES.values() if p.fill is not None]
+    assert fills
+    for p in fills:
+        mask = p.fill(np, grids)
+        assert mask.any() and not mask.all()
+        for (c,) in p.arg_values:
+            assert np.array_equal(p.fn(np, grids, c), np.where(mask, np.uint8(c), grids)), (p.name, c)
+    with pytest.raises(ValueError, match="fill needs"):
+        primitive(((1,),), pad="crop", fill=lambda xp, g: g == 0)
+    with pytest.raises(ValueError, match="fill needs"):
+        primitive(((1, 2),), pad="inplace", fill=lambda xp, g: g == 0)

@@ -33,7 +33,7 @@ def _enclosed_background(xp, g):
     return (labels[:, 1:-1, 1:-1] != labels[:, :1, :1]) & (g == 0)
 
 
-@primitive(COLOURS, pad="inplace")
+@primitive(COLOURS, pad="inplace", fill=enclosed_background)
 def fill_enclosed(xp, g, c):
     """Paint with ``c`` the background cells that cannot reach the border (4-connected)."""
     return xp.where(enclosed_background(xp, g), g.dtype.type(c), g)
