@@ -289,8 +289,23 @@ class Search:
 
     def _apply_elementwise_run(self, block, run) -> list:
         """Apply consecutive elementwise transforms together: each is a colour lookup table, so a
-        chunk of them is one gather and one hash call per shape group or size bucket (memory
-        bounds the chunk; on out-of-memory they run one by one)."""
+        chunk of them is one gather and one hash call per shape group or size bucket."""
+        items = block.items
+        return self._apply_together(block, run, lambda chunk: self._apply_luts(
+            items, self._luts(tuple(self.transforms[ti] for ti in chunk))))
+
+    def _apply_fill_run(self, block, run) -> list:
+        """Apply consecutive transforms of one ``fill`` primitive (its colours) together on a GPU:
+        per size bucket, the mask it paints (shared by its colours) and one kernel that paints,
+        copies and hashes every colour's grids (was a selection over the padded stack and a copy
+        per colour and bucket)."""
+        return self._apply_together(block, run, functools.partial(
+            self._fill_colours, block.items, self.transforms[run[0]].primitive.fill))
+
+    def _apply_together(self, block, run, apply_chunk) -> list:
+        """The outputs of a run of transforms (indices) applied together, chunk by chunk:
+        ``apply_chunk(chunk)`` gives the K transforms' cells (K, cells) and hashes (K, items).
+        Memory bounds a chunk; on out-of-memory its transforms run one by one."""
         xp, items = self.xp, block.items
         per_chunk = max(1, self.absorb_cells // max(1, int(items.cells.shape[0])))
         outputs = []
@@ -298,7 +313,7 @@ class Search:
             chunk = run[lo:lo + per_chunk]
             t0 = self._now()
             try:
-                cells, hashes = self._apply_luts(items, self._luts(tuple(self.transforms[ti] for ti in chunk)))
+                cells, hashes = apply_chunk(chunk)
             except Exception as exc:
                 if not is_out_of_memory(exc) or len(chunk) < 2:
                     raise
@@ -313,42 +328,20 @@ class Search:
                         for k, ti in enumerate(chunk)]
         return outputs
 
-    def _apply_fill_run(self, block, run) -> list:
-        """Apply consecutive transforms of one ``fill`` primitive (its colours) together on a GPU:
-        per size bucket, the mask it paints (shared by its colours) and one kernel that paints,
-        copies and hashes every colour's grids (was a selection over the padded stack and a copy
-        per colour and bucket). Chunked like elementwise runs; on out-of-memory one by one."""
-        xp, items = self.xp, block.items
-        fill = self.transforms[run[0]].primitive.fill
-        n, C = items.count, int(items.cells.shape[0])
-        per_chunk = max(1, self.absorb_cells // max(1, C))
-        outputs = []
-        for lo in range(0, len(run), per_chunk):
-            chunk = run[lo:lo + per_chunk]
-            t0 = self._now()
-            try:
-                lay = items.padded(self.block_cells)
-                masks = [fill(xp, lay.stack(bucket)) for bucket in lay.buckets]
-                colours = xp.asarray([self.transforms[ti].args[0] for ti in chunk], dtype=xp.uint8)
-                cells = self._output_cells(len(chunk) * C).reshape(len(chunk), C)
-                hashes = xp.empty((len(chunk), n), dtype=xp.uint64)
-                for bucket, mask in zip(lay.buckets, masks):
-                    h, w = lay.sides(bucket)
-                    self.p.hasher.fill_copy(lay.stack(bucket), mask, lay.starts(bucket), h, w, bucket[2], n, colours,
-                                            cells, hashes)
-            except Exception as exc:
-                if not is_out_of_memory(exc) or len(chunk) < 2:
-                    raise
-                self._free_device_memory()
-                for ti in chunk:
-                    outputs += self._run_transform(block, ti, self.transforms[ti])
-                continue
-            self.stats.grid_transforms += n * len(chunk)
-            self.stats.add_time("search.apply", self._now() - t0)
-            outputs += [_Output(block, ti, Items(xp, cells[k], items.state, items.sample, items.h, items.w,
-                                                 items.start), hashes[k])
-                        for k, ti in enumerate(chunk)]
-        return outputs
+    def _fill_colours(self, items: Items, fill, chunk):
+        """Cells (K, C) and hashes (K, n) of the grids of ``items`` painted with the colours of the
+        K transforms ``chunk`` where ``fill`` holds (one kernel per size bucket)."""
+        xp = self.xp
+        lay = items.padded(self.block_cells)
+        masks = [fill(xp, lay.stack(bucket)) for bucket in lay.buckets]
+        colours = xp.asarray([self.transforms[ti].args[0] for ti in chunk], dtype=xp.uint8)
+        cells = self._output_cells(len(chunk) * int(items.cells.shape[0])).reshape(len(chunk), -1)
+        hashes = xp.empty((len(chunk), items.count), dtype=xp.uint64)
+        for bucket, mask in zip(lay.buckets, masks):
+            h, w = lay.sides(bucket)
+            self.p.hasher.fill_copy(lay.stack(bucket), mask, lay.starts(bucket), h, w, bucket[2], items.count, colours,
+                                    cells, hashes)
+        return cells, hashes
 
     def _luts(self, trs: tuple):
         """The (len(trs), 10) uint8 colour tables of elementwise transforms (cached)."""

@@ -542,21 +542,29 @@ __device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, co
     return splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
 }
 
+// One warp's write and hash of a grid of hi x wi cells: cell q (row r, column c) takes the value
+// value(q, r, c), written to d[q] (unless d is null); lane 0 gets the grid's hash (hash_grids').
+template <class Value>
+__device__ unsigned long long warp_write_hash(Value value, unsigned char* d, int hi, int wi, const int* coef,
+                                              const unsigned long long* mix) {
+    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
+    for (int q = threadIdx.x % 32; q < hi * wi; q += 32) {
+        const int r = cell_row(q, wi), c = q - r * wi;
+        const unsigned int v = value(q, r, c);
+        if (d) d[q] = (unsigned char)v;
+        hash_cell(p, v, r, c, coef);
+    }
+    return warp_grid_hash(p, hi, wi, mix);
+}
+
 // One warp's copy and hash of grid gi (hi x wi cells): its row r read at s + r * pitch (rows packed
 // when pitch is 0), written packed to d (unless it is null), its hash stored at out[gi].
 __device__ void warp_copy_hash(const unsigned char* s, long long pitch, unsigned char* d, int hi, int wi,
                                const int* coef, const unsigned long long* mix, unsigned long long* out,
                                long long gi) {
-    int lane = threadIdx.x % 32;
-    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int k = lane; k < hi * wi; k += 32) {
-        const int r = cell_row(k, wi), c = k - r * wi;
-        unsigned int v = s[pitch ? r * pitch + c : k];
-        if (d) d[k] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
-    }
-    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
-    if (lane == 0) out[gi] = hash;
+    const unsigned long long hash = warp_write_hash(
+        [&](int q, int r, int c) { return (unsigned int)s[pitch ? r * pitch + c : q]; }, d, hi, wi, coef, mix);
+    if (threadIdx.x % 32 == 0) out[gi] = hash;
 }
 
 // Copy and hash in one pass (search._apply_padded, in-place transforms): one warp per grid, whose
@@ -650,22 +658,13 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
                                          const unsigned char* luts, int K, unsigned char* dst, const int* coef,
                                          const unsigned long long* mix, unsigned long long* out) {
     long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
     if (gk >= n * K) return;  // the whole warp: all its lanes share gk
     long long k = gk / n, gi = gk - k * n;
-    int hi = (int)h[gi], wi = (int)w[gi];
     const unsigned char* s = src + start[gi];
     const unsigned char* lut = luts + k * 10;
-    unsigned char* d = dst + k * cells + start[gi];
-    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int q = lane; q < hi * wi; q += 32) {
-        const int r = cell_row(q, wi), c = q - r * wi;
-        unsigned int v = lut[s[q]];
-        d[q] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
-    }
-    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
-    if (lane == 0) out[gk] = hash;
+    const unsigned long long hash = warp_write_hash([&](int q, int, int) { return (unsigned int)lut[s[q]]; },
+                                                    dst + k * cells + start[gi], (int)h[gi], (int)w[gi], coef, mix);
+    if (threadIdx.x % 32 == 0) out[gk] = hash;
 }
 
 // Fill runs (Search._apply_fill_run): K colours each painted onto the cells where mask holds, for
@@ -678,23 +677,15 @@ extern "C" __global__ void fill_copy_hash(const unsigned char* src, const bool* 
                                           const unsigned char* colours, int K, unsigned char* dst, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
     long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
     if (gk >= m * K) return;  // the whole warp: all its lanes share gk
     long long k = gk / m, j = gk - k * m;
-    int hi = (int)h[j], wi = (int)w[j];
     const unsigned char* s = src + j * H * W;
     const bool* f = mask + j * H * W;
-    unsigned char* d = dst + k * cells + dst_base[j];
     const unsigned int colour = colours[k];
-    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int q = lane; q < hi * wi; q += 32) {
-        const int r = cell_row(q, wi), c = q - r * wi;
-        unsigned int v = f[r * W + c] ? colour : s[r * W + c];
-        d[q] = (unsigned char)v;
-        hash_cell(p, v, r, c, coef);
-    }
-    unsigned long long hash = warp_grid_hash(p, hi, wi, mix);
-    if (lane == 0) out[k * n + item[j]] = hash;
+    const unsigned long long hash = warp_write_hash(
+        [&](int, int r, int c) { return f[r * W + c] ? colour : (unsigned int)s[r * W + c]; },
+        dst + k * cells + dst_base[j], (int)h[j], (int)w[j], coef, mix);
+    if (threadIdx.x % 32 == 0) out[k * n + item[j]] = hash;
 }
 
 // Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
