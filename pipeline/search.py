@@ -695,11 +695,14 @@ class Search:
         """:meth:`_absorb_merged` on a GPU's last level, in two halves. This one launches the key
         table's insertion and the scores' first kernels, which need only the mask of new states,
         and starts the copy of three counts to the host (new states, colour-table slots, items of
-        their outputs' sizes); it returns the second half, which reads them and finishes. Run once
+        their outputs' sizes); it returns the second half (None for no states), which reads them
+        and finishes. Run once
         the next transform's first kernels are queued, its wait for the counts finds the device
         busy with them instead of idle (before, the dedup's and the scoring's waits each emptied
         the device's queue). Results are those of :meth:`_absorb_merged` (same values, same order)."""
         xp, p = self.xp, self.p
+        if int(key.shape[0]) == 0:
+            return None
         t0 = self._now()
         new_mask = self.seen.insert(key, valid)
         self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
