@@ -615,13 +615,6 @@ class Search:
             half = len(outputs) // 2
             return (self._absorb(outputs[:half], level, keep, kept_per_task)
                     + self._absorb(outputs[half:], level, keep, kept_per_task))
-        block, out, hv, states = merged
-        if DEFER_ABSORBS and kernels.enabled(self.xp) and not keep and states.transforms is not None:
-            self._absorbing = self._absorb_started(block, out, hv, states, *keys, level)
-            # The previous absorb's boards, worked on the host while the device inserts and
-            # scores these states (their picks, in the second half, see the thresholds after it).
-            self._run_deferred()
-            return []
         # The previous absorb's boards (their thresholds pick this one's offers), worked on the host
         # while the device merges and keys these states: run before them, the device idled.
         self._run_deferred()
@@ -655,6 +648,9 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
+        if DEFER_ABSORBS and kernels.enabled(xp) and not keep and merged.transforms is not None:
+            self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level)
+            return []
         t0 = self._now()
         new_dev = self.seen.add_new(key, valid)
         self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
