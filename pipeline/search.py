@@ -269,12 +269,13 @@ class Search:
         return [_Output(block, ti, out, hashes)]
 
     def _finish_waiting(self) -> None:
-        """Finish the crop left waiting, if any, and queue its outputs. A crop on a GPU must wait
-        for the device to learn how many grids and cells it keeps; its launches end with that
-        count's copy to the host, and it is finished only once the next transform's first kernels
-        are queued (at the latest, before that transform's outputs are queued), so the device
-        works on them meanwhile instead of idling through the wait. Outputs are still queued, and
-        their cells cut from the queue's buffer, in transform order."""
+        """Finish the absorb left half done (:meth:`_finish_absorbing`), then the crop left waiting,
+        if any, and queue its outputs. A crop on a GPU must wait for the device to learn how many
+        grids and cells it keeps; its launches end with that count's copy to the host, and it is
+        finished only once the next transform's first kernels are queued (at the latest, before
+        that transform's outputs are queued), so the device works on them meanwhile instead of
+        idling through the wait. Outputs are still queued, and their cells cut from the queue's
+        buffer, in transform order."""
         self._finish_absorbing()
         finish, self._waiting = self._waiting, None
         if finish is not None:
@@ -696,10 +697,10 @@ class Search:
         table's insertion and the scores' first kernels, which need only the mask of new states,
         and starts the copy of three counts to the host (new states, colour-table slots, items of
         their outputs' sizes); it returns the second half (None for no states), which reads them
-        and finishes. Run once
-        the next transform's first kernels are queued, its wait for the counts finds the device
-        busy with them instead of idle (before, the dedup's and the scoring's waits each emptied
-        the device's queue). Results are those of :meth:`_absorb_merged` (same values, same order)."""
+        and finishes. Run once the next transform's first kernels are queued, its wait for the
+        counts finds the device busy with them instead of idle (before, the dedup's and the
+        scoring's waits each emptied the device's queue). Results are those of
+        :meth:`_absorb_merged` (same values, same order)."""
         xp, p = self.xp, self.p
         if int(key.shape[0]) == 0:
             return None
