@@ -46,7 +46,7 @@
 #            an L4, Kaggle's 24 GB card, leaves usable), same run: blocks, out-of-memory halvings
 #   cprof3   depth 3 on all arc1-train on one GPU, the second of two runs under cProfile (host time)
 #   l4deep   with CuPy's pool capped at 22 GiB (an L4's usable memory): depth 4 on arc1-train, depth
-#            3 and 2 on arc2-train (larger grids): time, out-of-memory halvings, the pool's memory
+#            2 and 3 on arc2-train (larger grids): time, out-of-memory halvings, the pool's memory
 #   tunew3   depth 3 unsynchronised, three runs in a process, with the search's blocks 1 and 1.57
 #            times as large (255 M and 400 M cells on an H100) and new grids absorbed up to 4 and 8
 #            block sizes of cells, twice alternating: wall, level times, the pool's memory
@@ -170,8 +170,8 @@ for step in "$@"; do
     l4mem) timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom"
            CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --depth 3 --top 0 2>&1 | tee -a "$out/l4mem.txt" | grep -E "tasks|stages|memory|block cells|oom" ;;
     cprof3) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 10 --repeat 2 --cprofile 70 > "$out/cprof3.txt" 2>&1; grep -E "tasks|stages|levels" "$out/cprof3.txt" ;;
-    l4deep) for run in "--depth 4" "--depth 3 --dataset arc2-train" "--depth 2 --dataset arc2-train"; do
-              CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 280 python3 benchmarks/profile_search.py --gpu --no-sync --top 0 $run 2>&1 | tee -a "$out/l4deep.txt" | grep -E "tasks|pool|^block" | sed "s/^/[$run] /"
+    l4deep) for run in "--depth 4" "--depth 2 --dataset arc2-train" "--depth 3 --dataset arc2-train"; do
+              CUPY_GPU_MEMORY_LIMIT=23622320128 timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --top 0 $run 2>&1 | tee -a "$out/l4deep.txt" | grep -E "tasks|pool|^block" | sed "s/^/[$run] /"
             done ;;
     tunew3) for i in 1 2; do for cfg in "1 4" "1.57 4" "1 8" "1.57 8"; do set -- $cfg
               timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 3 --top 0 --block-scale $1 --absorb-cells $2 2>&1 | tee -a "$out/tunew3.txt" | grep -E "^400 tasks|^levels|pool|^block" | sed "s/^/[$cfg] /"
