@@ -649,7 +649,7 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
-        if DEFER_ABSORBS and kernels.enabled(xp) and not keep and merged.transforms is not None:
+        if DEFER_ABSORBS and self._gpu_last_level(keep, merged):
             self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level)
             return []
         t0 = self._now()
@@ -666,7 +666,7 @@ class Search:
         # and the table copies the few that programs need (the largest copy of an absorb, and the
         # host's copy out of pinned memory, are saved).
         positions = new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev
-        if kernels.enabled(xp) and not keep and merged.transforms is not None:
+        if self._gpu_last_level(keep, merged):
             new_idx = positions
         else:
             new_idx = HostCopy(positions)
@@ -691,6 +691,11 @@ class Search:
         blocks = self._next_blocks(block, out, new, kept_per_task)
         self.stats.add_time("search.frontier", self._now() - t0)
         return blocks
+
+    def _gpu_last_level(self, keep: bool, merged: MergedStates) -> bool:
+        """Whether an absorb is of a GPU's last level (no next blocks: ``keep`` false), made by
+        transforms (not the identity's task inputs, which keep their own ids)."""
+        return kernels.enabled(self.xp) and not keep and merged.transforms is not None
 
     def _absorb_started(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level):
         """:meth:`_absorb_merged` on a GPU's last level, in two halves. This one launches the key

@@ -12,12 +12,11 @@ def rotations_4(xp, g, h, w):
     """Four quarter-turned copies of a square grid in a 2 x 2 block: the grid top left, turned
     clockwise top right, counter-clockwise bottom left, a half turn bottom right."""
     n, H, W = g.shape
-    s = per_grid(h)
     valid = (h == w) & (2 * h <= MAX_SIDE)
     if kernels.enabled(xp):  # one kernel (the four turns as gathers and selections: 372 launches at depth 3)
-        rows, cols = min(MAX_SIDE, 2 * g.shape[1]), min(MAX_SIDE, 2 * g.shape[2])
-        out = fused.rotations_4(xp, g, h, w, rows, cols)
+        out = fused.rotations_4(xp, g, h, w, min(MAX_SIDE, 2 * H), min(MAX_SIDE, 2 * W))
         return Padded(out, 2 * h, 2 * w, kernels.remap_ok(xp, 2 * h, 2 * w, valid))
+    s = per_grid(h)
 
     def source(R, C):
         right, below = C >= s, R >= s
