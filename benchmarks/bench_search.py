@@ -84,7 +84,8 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
     cores = run["search_shards"] if run["device"] == "cpu" else None
     return {"mode": mode + ("-warm" if warm else ""), "hit_rate": report["cache"]["hit_rate"], "device": run["device"], "gpus": [g["name"] for g in run["gpus"]],
             "correct": int(correct), "total": int(total), "wall_s": round(wall, 1),
-            "search_s": search["seconds"], "states": search["states"],
+            "search_s": search["seconds"], "warm_up_s": run["stages"].get("warm_up", 0.0),
+            "states": search["states"],
             "states_per_s": search["states_per_second"],
             "states_per_s_per_core": round(search["states_per_second"] / cores, 1) if cores else None,
             "grid_transforms_per_s": search["grid_transforms_per_second"],
@@ -93,7 +94,7 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
             if search.get("shard_mean_seconds") else None,
             "peak_rss_gb": round(peak[0] / 2**30, 2) if peak else None,
             "solved_tasks": sum(t["status"] == "solved" for t in report["tasks"]),
-            "submission": os.path.join(out, "submission.json")}
+            "stages": run["stages"], "submission": os.path.join(out, "submission.json")}
 
 
 def main() -> int:
@@ -119,13 +120,13 @@ def main() -> int:
     print(f"\n{args.dataset} depth {args.depth} ({base['total']} test outputs)")
     print(f"{'mode':9} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
           f"{'per core':>9} {'transforms/s':>13} {'peak GB':>8} {'hit rate':>8} {'wall vs 1st':>11} "
-          f"{'slowest shard s':>15} {'balance':>7}")
+          f"{'slowest shard s':>15} {'balance':>7} {'warm-up s':>9}")
     for r in rows:
         speed = base["wall_s"] / r["wall_s"] if r["wall_s"] else float("nan")
         print(f"{r['mode']:9} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
               f"{r['states_per_s']:>10.0f} {str(r['states_per_s_per_core'] or '-'):>9} "
               f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {r['hit_rate']:>8.2f} "
-              f"{speed:>10.1f}x {str(r['shard_slowest_s']):>15} {str(r['shard_balance']):>7}")
+              f"{speed:>10.1f}x {str(r['shard_slowest_s']):>15} {str(r['shard_balance']):>7} {r['warm_up_s']:>9.2f}")
     same = len(set(subs.values())) == 1
     print(f"submissions identical across modes: {same}")
     if args.json:

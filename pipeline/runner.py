@@ -128,11 +128,12 @@ class Run:
         self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
         gpus = [g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else []
         self.gpu_slots = gpu_slots(gpus, self.procs_per_gpu) if gpus else []
-        # Several GPU shards: their processes start now, while the run prepares, and serve every
-        # chunk and depth of the run (one GPU searches in this process).
-        self.shard_workers = ShardWorkers(self.gpu_slots) if len(self.gpu_slots) > 1 else None
-        if len(self.gpu_slots) == 1:
-            warm_up(self.gpu_slots[0])
+        # The first GPU searches in this process, warmed up now; the processes of any further GPUs
+        # start now too and warm up while the run prepares, then serve every chunk and depth.
+        with self.timer("warm_up"):
+            self.shard_workers = ShardWorkers(self.gpu_slots) if len(self.gpu_slots) > 1 else None
+            if len(self.gpu_slots) == 1:
+                warm_up(self.gpu_slots[0])
         try:
             self._run(tasks)
         finally:
@@ -267,8 +268,11 @@ class Run:
         def on_progress(done, total):
             progress.inner(done, total)
 
-        t0 = time.perf_counter()
         on_gpu = self.device.kind == "gpu" and len(chunk) >= GPU_MIN_TASKS
+        if on_gpu and self.shard_workers is not None:
+            with self.timer("warm_up"):  # the GPU processes' warm-up that the preparation did not cover
+                self.shard_workers.ready()
+        t0 = time.perf_counter()
         result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
                             states_per_task=self.o.states_per_task,
                             shards=self.cpu_shards,

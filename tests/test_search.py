@@ -298,6 +298,42 @@ def test_kept_shard_workers_serve_several_searches(real_tasks):
         run_search(tasks, 1, shards=2, workers=workers)
 
 
+def test_first_shard_searches_in_this_process_and_the_others_in_workers(real_tasks, monkeypatch):
+    """Shard slot 0 searches in the calling process (no process to start and warm up), the
+    other slots in their worker processes; results are those of a single search."""
+    import os
+
+    import pipeline.engine
+    from pipeline.engine import ShardWorkers
+
+    tasks = real_tasks[:6]
+    single = run_search(tasks, 1, shards=1)
+    seen = []
+    real = pipeline.engine._search
+
+    def recording(xp, group, *args, **kw):
+        seen.append((os.getpid(), [t.id for t in group]))
+        return real(xp, group, *args, **kw)
+
+    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    groups = split_tasks(tasks, 2)
+    with ShardWorkers([None, None]) as workers:
+        assert workers.ready() >= 0.0
+        found = workers.search(groups, 1, 0, None, 20_000)
+    assert seen == [(os.getpid(), [t.id for t in groups[0]])]  # the worker's search is not patched
+    assert found.programs == single.programs and found.states == single.states
+
+
+def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
+    """A shard process whose device cannot be used (GPU 97: none here) reports that from ready()."""
+    from pipeline.engine import ShardWorkers
+
+    workers = ShardWorkers([None, 97])
+    with pytest.raises(Exception):
+        workers.ready()
+    workers.stop()
+
+
 def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks, monkeypatch):
     """Scoring (cell accuracy, colour tables) may run out of device memory after the new states
     were recorded: they are then scored in halves, with the same results."""
@@ -354,7 +390,7 @@ def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
     # Shard processes: the limit holds in a fresh interpreter too.
     from pipeline.engine import ShardWorkers
 
-    with ShardWorkers([None]) as workers:
+    with ShardWorkers([None, None]) as workers:  # the second slot is a process of its own
         threads = workers.pools[0].schedule(_blas_threads_in_search).result(timeout=120)
     assert threads and threads == [1] * len(threads)
 
