@@ -13,6 +13,8 @@
 #   d4       depth 4 on all arc1-train on one GPU
 #   d3s30k   depth 3 on one GPU keeping up to 30,000 states per task and level (default 8,000)
 #   d3x2     depth 3 on 1 and 2 GPUs, same run (needs 2 GPUs)
+#   scale3x2 depth 3 on 1 and 2 GPUs in one process with its shard workers kept, 3 times alternating
+#            (warm scaling: no process start-up; benchmarks/shard_scaling.py)
 #   d3full2  depth 3 on all arc1-train on 2 GPUs;  d3c200x2: first 200 tasks on 1 and 2 GPUs
 #   prof2    profile depth 2 on one GPU (per primitive and host-side cProfile, second run warm)
 #   prof3    profile depth 3 on the first 100 tasks on one GPU
@@ -102,6 +104,7 @@ for step in "$@"; do
     d3s30k) timeout 240 python3 benchmarks/bench_search.py --depth 3 --states-per-task 30000 --modes gpu1 --json "$out/d3s30k.json" 2>&1 | tail -4 ;;
     d3c100) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 100 --modes gpu1 --json "$out/d3c100.json" 2>&1 | tail -4 ;;
     d3x2) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1,gpu2 --json "$out/d3x2.json" 2>&1 | tail -6 ;;
+    scale3x2) timeout 300 python3 benchmarks/shard_scaling.py --gpus 2 --depth 3 --repeat 3 --json "$out/scale3x2.json" 2>&1 | tail -8 ;;
     d3full2) timeout 330 python3 benchmarks/bench_search.py --depth 3 --modes gpu2 --json "$out/d3full2.json" 2>&1 | tail -4 ;;
     d3c200x2) timeout 300 python3 benchmarks/bench_search.py --depth 3 --count 200 --modes gpu1,gpu2 --json "$out/d3c200x2.json" 2>&1 | tail -6 ;;
     prof2) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 2 --repeat 2 --cprofile 45 > "$out/prof2.txt" 2>&1; tail -4 "$out/prof2.txt" ;;

@@ -45,6 +45,24 @@ def _cuda_locations() -> str:
     return ", ".join(found) if found else "none of CUDA_PATH, CUDA_HOME, /usr/local/cuda*"
 
 
+def gpu_count_hint(max_gpus: int | None = None) -> int:
+    """How many GPUs a run will probably find, known without loading CUDA (a guess, used only to
+    start the search processes of further GPUs early): ``CUDA_VISIBLE_DEVICES``'s entries when
+    it is set, else the NVIDIA driver's GPUs in ``/proc/driver/nvidia/gpus``; at most
+    ``max_gpus``."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        count = 0
+        for entry in visible.split(","):  # CUDA stops at the first invalid entry
+            entry = entry.strip()
+            if not entry or entry.startswith("-"):
+                break
+            count += 1
+    else:
+        count = len(glob.glob("/proc/driver/nvidia/gpus/*"))
+    return min(count, max_gpus) if max_gpus else count
+
+
 def probe_gpu() -> Device:
     """Check that CuPy imports and every visible GPU computes; raises :class:`DeviceError` if not."""
     try:

@@ -217,15 +217,15 @@ class ShardWorkers:
     for the workers' warm-up. Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, slots: list, warm: bool = True):
-        from pebble import ProcessPool
-
+    def __init__(self, slots: list, warm: bool = True, started: list | None = None):
         if not slots:
             raise ValueError("no shard slots")
-        # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
-        ctx = multiprocessing.get_context("spawn")
         self.slots = list(slots)
-        self.pools = [ProcessPool(max_workers=1, context=ctx) for _ in self.slots[1:]]
+        # Processes already started (start_processes) serve the first slots; unneeded ones end.
+        started = list(started or [])
+        self.pools = started[:len(self.slots) - 1] + start_processes(len(self.slots) - 1 - len(started))
+        for pool in started[len(self.slots) - 1:]:
+            pool.stop()
         # Queued first in each pool, so a shard waits for (and a failure shows in) its search.
         self._warming = [pool.schedule(warm_up, args=(dev, self._share(dev)))
                          for pool, dev in zip(self.pools, self.slots[1:])] if warm else []
@@ -294,6 +294,29 @@ class ShardWorkers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def start_processes(count: int, gpu: bool = False) -> list:
+    """Start ``count`` search processes now (pools of one worker each, for :class:`ShardWorkers`),
+    which import the search's modules, and CuPy for ``gpu``, before they know their device: a run
+    starts them before it has chosen its device, to overlap their start with its own."""
+    from pebble import ProcessPool
+
+    # spawn: CUDA cannot be used in a forked child, and a clean interpreter avoids inherited state.
+    ctx = multiprocessing.get_context("spawn")
+    pools = [ProcessPool(max_workers=1, context=ctx) for _ in range(max(0, count))]
+    if gpu:
+        for pool in pools:
+            pool.schedule(_import_gpu_modules)
+    return pools
+
+
+def _import_gpu_modules() -> None:
+    try:
+        import cupy  # noqa: F401
+        import cupyx.scipy.ndimage  # noqa: F401
+    except Exception:  # no usable CuPy: the run finds out (and says so) when it chooses its device
+        pass
 
 
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:

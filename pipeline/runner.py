@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
-from pipeline.devices import select_device
-from pipeline.engine import ShardWorkers, gpu_slots, run_search, warm_up
+from pipeline.devices import gpu_count_hint, select_device
+from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.fingerprint import code_fingerprint
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
@@ -115,28 +115,40 @@ class Run:
     def execute(self) -> int:
         """Run everything; outputs are complete when this returns (also after an interrupt)."""
         o = self.o
-        with self.timer("load"):
-            tasks, skipped = load_tasks(o.dataset, o.count)
-        for msg in skipped:
-            print(f"skipped bad task: {msg}", file=sys.stderr)
-        self.tasks, self.skipped = tasks, skipped
-        self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
-        if self.device.notice:
-            print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
-        if o.depth is None:
-            o.depth = DEFAULT_DEPTH[self.device.kind]
         self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
-        gpus = [g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else []
-        self.gpu_slots = gpu_slots(gpus, self.procs_per_gpu) if gpus else []
-        # The first GPU searches in this process, warmed up now; the processes of any further GPUs
-        # start now too and warm up while the run prepares, then serve every chunk and depth.
-        with self.timer("warm_up"):
-            self.shard_workers = ShardWorkers(self.gpu_slots) if len(self.gpu_slots) > 1 else None
-            if len(self.gpu_slots) == 1:
-                warm_up(self.gpu_slots[0])
+        # The first GPU searches in this process. The processes of any further GPUs start first of
+        # all (their start takes longer than this process's preparation: two H200s, session 15),
+        # sized by a guess at the GPUs; their device is known later.
+        guess = 0 if o.force_cpu else gpu_count_hint(o.gpus) * self.procs_per_gpu
+        started = start_processes(guess - 1, gpu=True) if guess > 1 else []
+        self.shard_workers = None
         try:
+            with self.timer("load"):
+                tasks, skipped = load_tasks(o.dataset, o.count)
+            for msg in skipped:
+                print(f"skipped bad task: {msg}", file=sys.stderr)
+            self.tasks, self.skipped = tasks, skipped
+            self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
+            if self.device.notice:
+                print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
+            if o.depth is None:
+                o.depth = DEFAULT_DEPTH[self.device.kind]
+            gpus = [g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else []
+            self.gpu_slots = gpu_slots(gpus, self.procs_per_gpu) if gpus else []
+            # This process's GPU warms up now; the further GPUs' processes go on warming up while
+            # the run prepares, and serve every chunk and depth.
+            with self.timer("warm_up"):
+                if len(self.gpu_slots) > 1:
+                    self.shard_workers, started = ShardWorkers(self.gpu_slots, started=started), []
+                elif self.gpu_slots:
+                    warm_up(self.gpu_slots[0])
+            for pool in started:  # guessed more GPUs than there are
+                pool.stop()
+            started = []
             self._run(tasks)
         finally:
+            for pool in started:
+                pool.stop()
             if self.shard_workers is not None:
                 self.shard_workers.stop()
         if o.timing:

@@ -107,3 +107,22 @@ def test_forked_children_of_a_run_do_not_count():
             c.kill()
         proc.kill()
         proc.wait(5)
+
+
+@pytest.mark.parametrize("visible,max_gpus,expected", [
+    ("0,1,2,3", None, 4), ("1,3", None, 2), ("0,1,2,3", 2, 2), ("", None, 0), ("-1", None, 0),
+    ("0,-1,2", None, 1), ("GPU-5a1b,GPU-77c2", None, 2)])
+def test_gpu_count_hint_follows_cuda_visible_devices(monkeypatch, visible, max_gpus, expected):
+    from pipeline.devices import gpu_count_hint
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert gpu_count_hint(max_gpus) == expected
+
+
+def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch):
+    import glob
+
+    from pipeline.devices import gpu_count_hint
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert gpu_count_hint() == len(glob.glob("/proc/driver/nvidia/gpus/*"))

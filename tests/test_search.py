@@ -334,6 +334,21 @@ def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
     workers.stop()
 
 
+def test_processes_started_early_serve_the_shards_and_spares_end(real_tasks):
+    """Search processes started before the device is known (start_processes) become the shard
+    workers; those beyond the slots' needs are ended."""
+    from pipeline.engine import ShardWorkers, start_processes
+
+    tasks = real_tasks[:6]
+    started = start_processes(2, gpu=True)  # imports CuPy where it can; here it need not exist
+    with ShardWorkers([None, None], started=started) as workers:
+        assert workers.pools == started[:1]
+        with pytest.raises(RuntimeError):  # the spare was stopped
+            started[1].schedule(len, args=([],))
+        found = workers.search(split_tasks(tasks, 2), 1, 0, None, 20_000)
+    assert found.programs == run_search(tasks, 1, shards=1).programs
+
+
 def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks, monkeypatch):
     """Scoring (cell accuracy, colour tables) may run out of device memory after the new states
     were recorded: they are then scored in halves, with the same results."""
