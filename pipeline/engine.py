@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
+from solvers.xp import plain_reductions
 
 
 # Device memory budgeted per cell of a search block (see search_shard). Measured on an H100 at
@@ -59,6 +60,7 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
             return _search(np, tasks, depth, seed, deadline, states_per_task, progress)
     import cupy
 
+    plain_reductions()
     with cupy.cuda.Device(gpu):
         return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
                        gpu_block_cells(cupy, gpu_share))
@@ -336,6 +338,7 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
 
         from solvers import fused, kernels
 
+        plain_reductions()
         with cupy.cuda.Device(gpu):
             cupy.zeros(16, dtype=cupy.uint8).sum()
             gpu_block_cells(cupy, gpu_share)
