@@ -115,7 +115,16 @@ class Search:
         self._unread: list = []  # copies of new states' positions to the host not read yet
         self._none = None  # see _no_results
         self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
-        self._valid_count = 0  # states with every sample (the candidates), summed on the device
+        self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
+
+    def _no_candidates(self):
+        return self.xp.zeros(1, dtype=self.xp.int64)
+
+    def _count_candidates(self, valid) -> None:
+        if kernels.enabled(self.xp):
+            kernels.sum_into(self.xp, valid, self._valid_count)
+        else:
+            self._valid_count += valid.sum(dtype=self.xp.int64)
 
     def _now(self) -> float:
         if self.sync is not None:
@@ -141,8 +150,8 @@ class Search:
                 break
         self._run_deferred()
         self.test_grids.flush()
-        self.stats.candidates += int(to_host(self._valid_count))
-        self._valid_count = 0
+        self.stats.candidates += int(to_host(self._valid_count).sum())
+        self._valid_count = self._no_candidates()
         self.stats.seconds = time.perf_counter() - start
         return self.stats
 
@@ -654,7 +663,7 @@ class Search:
             return []
         t0 = self._now()
         new_dev = self.seen.add_new(key, valid)
-        self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
+        self._count_candidates(valid)  # read once, at the end
         n_new = int(new_dev.shape[0])
         self.stats.add_time("search.dedup", self._now() - t0)
         if n_new == 0:
@@ -711,7 +720,7 @@ class Search:
             return None
         t0 = self._now()
         new_mask = self.seen.insert(key, valid)
-        self._valid_count = self._valid_count + valid.sum(dtype=xp.int64)  # read once, at the end
+        self._count_candidates(valid)  # read once, at the end
         rank = xp.cumsum(new_mask, dtype=xp.int64)
         self.stats.add_time("search.dedup", self._now() - t0)
         t0 = self._now()

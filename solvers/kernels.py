@@ -184,6 +184,23 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
     }
 }
 
+// out[0] += sign * (the sum of the n values of x): each warp sums its share and adds it with one
+// atomic (blocks stride over x). A reduction to one number without CUB's modules or temporaries.
+template <class Values>  // a pointer type (the CUDA emulator's checked pointers too)
+__device__ void sum_into(Values x, long long n, long long sign, unsigned long long* out) {
+    unsigned long long s = 0;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x)
+        s += (unsigned long long)(long long)x[k];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (threadIdx.x % 32 == 0 && s) atomicAdd(out, s * (unsigned long long)sign);
+}
+extern "C" __global__ void sum_int64_into(const long long* x, long long n, long long sign, unsigned long long* out) {
+    sum_into(x, n, sign, out);
+}
+extern "C" __global__ void count_into(const bool* x, long long n, long long sign, unsigned long long* out) {
+    sum_into(x, n, sign, out);
+}
+
 // Stack-wide labels from object_roots: grid i's objects are numbered from base[i] + 1; each
 // object's first cell also records the object's grid, place in the stack and size.
 extern "C" __global__ void number_objects(const int* local, const int* size, const long long* base,
@@ -945,8 +962,22 @@ def label_objects(xp, g, conn: int, by_colour: bool):
         grid, block = thread_launch(n * cells)
         _kernel("number_objects")(grid, block, (local, size, ends - objects, labels, owner, first, sizes,
                                                 np.int64(n * cells), np.int32(cells)))
-    sizes[0] = n * cells - sizes[1:].sum()
+    sizes[0] = n * cells
+    sum_into(xp, sizes[1:], sizes[:1], negate=True)  # the background: every cell not in an object
     return labels, owner, sizes, first
+
+
+def sum_into(xp, x, out, negate: bool = False) -> None:
+    """``out[0] += x.sum()`` (``-=`` when ``negate``) on the device, in one kernel, for a 1-D
+    contiguous bool or int64 ``x`` and an int64 ``out``. CuPy's own reduction to one number runs
+    in one thread block (slow on millions of values), CUB's loads a large module on first use."""
+    n = int(x.shape[0])
+    if n == 0:
+        return
+    name = {"bool": "count_into", "int64": "sum_int64_into"}[x.dtype.name]
+    blocks = min(1024, (n + 255) // 256)
+    _kernel(name)((blocks,), (256,), (xp.ascontiguousarray(x), np.int64(n), np.int64(-1 if negate else 1),
+                                          out.view(xp.uint64)))
 
 
 def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> None:

@@ -203,6 +203,21 @@ def test_kernels_match_their_array_call_versions(dev, density):
         assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 
 
+@pytest.mark.parametrize("n", [0, 1, 31, 1000, 300_000])
+def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
+    """kernels.sum_into adds (or takes away) the sum of a bool or int64 vector, of any length
+    (more values than its threads: they stride), to an int64 held on the device."""
+    from solvers import kernels
+
+    rng = np.random.default_rng(n)
+    flags = rng.random(n) < 0.3
+    values = rng.integers(-(2**40), 2**40, n)
+    out = dev.asarray(np.array([7, 5], dtype=np.int64))
+    kernels.sum_into(dev.xp, dev.asarray(flags), out[:1])
+    kernels.sum_into(dev.xp, dev.asarray(values), out[1:], negate=True)
+    assert dev.asnumpy(out).tolist() == [7 + int(flags.sum()), 5 - int(values.sum())]
+
+
 def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
