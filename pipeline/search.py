@@ -690,10 +690,9 @@ class Search:
         scored = self._score_new(block, out, hv, test_key, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        # The host's part of the update waits for the next transform's kernels to be launched. The
-        # next blocks below may then keep states of a task that this update solves: the next
-        # level's start drops them (after the update has run), so the search is the same.
-        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
+        # On the last level no next blocks depend on the boards' solved flags: the host's part of
+        # the update can wait for the next transform's kernels to be launched.
+        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS and not keep)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return []
