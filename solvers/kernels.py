@@ -107,27 +107,6 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
     }
 }
 
-// Union-find over a block's shared labels (Playne and Hawick's block union-find): lab[x] is x's
-// parent, a root its own. root_cell follows the parents (read afresh: other threads link them);
-// unite_cells links the larger root under the smaller with atomicMin, and when another thread
-// linked that root meanwhile, unites from where it now points.
-__device__ int root_cell(volatile int* lab, int x) {
-    int p = lab[x];
-    while (p != x) { x = p; p = lab[x]; }
-    return x;
-}
-__device__ void unite_cells(int* lab, int a, int b) {
-    while (true) {
-        a = root_cell(lab, a);
-        b = root_cell(lab, b);
-        if (a == b) return;
-        if (a < b) { int s = a; a = b; b = s; }
-        int old = atomicMin(&lab[a], b);
-        if (old == a) return;
-        a = old;
-    }
-}
-
 // One block per grid of an (n, H, W) uint8 stack, labelling its objects (4 or 8 neighbours; of one
 // colour when by_colour, else any non-zero colours) in reading order of their first cells: each
 // non-zero cell gets its object's number within the grid (0-based; -1 on the background), each
@@ -146,27 +125,36 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         lab[k] = v ? k : BIG; col[k] = v; count[k] = 0;
     }
     __syncthreads();
-    // Union-find in shared memory: each cell is united with its earlier neighbours of the same
-    // object (left; up, and for 8 neighbours up-left and up-right), a root always linked under
-    // the smaller one, so each object's root ends as its first cell in reading order. (Was:
-    // labels spread to neighbours and pointer jumping, round after round until nothing changed.)
-    for (int k = t; k < cells; k += blockDim.x) {
-        unsigned char v = col[k];
-        if (!v) continue;
-        int y = cell_row(k, W), x = cell_col(k, W);
-        for (int j = 0; j < 4; ++j) {
-            if (conn == 4 && (j == 1 || j == 3)) continue;
-            int yy = j == 0 ? y : y - 1, xx = j == 0 ? x - 1 : x + j - 2;
-            if (yy < 0 || xx < 0 || xx >= W) continue;
-            int nb = yy * W + xx;
-            if (col[nb] == 0 || (by_colour && col[nb] != v)) continue;
-            unite_cells(lab, k, nb);
+    while (true) {
+        int changed = 0;
+        for (int k = t; k < cells; k += blockDim.x) {
+            unsigned char v = col[k];
+            if (!v) continue;
+            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dx = -1; dx <= 1; ++dx) {
+                    if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
+                    int yy = y + dy, xx = x + dx;
+                    if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                    int nb = yy * W + xx;
+                    if (col[nb] == 0 || (by_colour && col[nb] != v)) continue;
+                    int lv = lab[nb];
+                    if (lv < best) best = lv;
+                }
+            }
+            if (best < lab[k]) { lab[k] = best; changed = 1; }
         }
+        __syncthreads();
+        // Pointer jumping: a label is the index of a cell of the same object, whose own label is
+        // no larger; following them shortens chains (few rounds instead of one per cell of path).
+        for (int k = t; k < cells; k += blockDim.x) {
+            if (!col[k]) continue;
+            int l = lab[k], m = lab[l];
+            while (m < l) { l = m; m = lab[l]; }
+            if (l < lab[k]) { lab[k] = l; changed = 1; }
+        }
+        if (!__syncthreads_or(changed)) break;
     }
-    __syncthreads();
-    for (int k = t; k < cells; k += blockDim.x)
-        if (col[k]) lab[k] = root_cell(lab, k);
-    __syncthreads();
     // Object sizes, counted in shared memory: the root cell of each object holds its size. The
     // objects' numbers: each root's rank among the grid's roots (block-wide prefix counts over
     // the cells, blockDim.x at a time).
