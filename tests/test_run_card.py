@@ -127,6 +127,30 @@ def test_forced_gpu_without_a_usable_gpu_exits_3(tmp_path):
     assert res.returncode == 3 and "GPU" in res.stderr
 
 
+def test_gpu_processes_started_on_a_guess_end_when_no_gpu_is_usable(tmp_path):
+    """With two GPUs visible by their driver's count (CUDA_VISIBLE_DEVICES) a run starts a second
+    search process before it chooses its device; where CuPy finds no usable GPU the run goes on
+    (auto: on the CPU, exit 0) or stops (-g: exit 3) without waiting on that process."""
+    from pipeline.devices import DeviceError, probe_gpu
+
+    try:
+        probe_gpu()
+        pytest.skip("a usable GPU is present")
+    except DeviceError:
+        pass
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1")
+    common = ["-c", "3", "-D", "1", "-C", f"disk:{tmp_path / 'c'}"]
+    auto = subprocess.run(["bash", str(ROOT / "run_card.sh"), *common, "-O", str(tmp_path / "a")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert auto.returncode == 0, auto.stderr
+    assert "running on the CPU" in auto.stderr
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["run"]["device"] == "cpu" and len(report["tasks"]) == 3
+    forced = subprocess.run(["bash", str(ROOT / "run_card.sh"), *common, "-g", "-O", str(tmp_path / "g")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert forced.returncode == 3 and "GPU" in forced.stderr
+
+
 def test_budget_stops_in_time_with_complete_outputs(tmp_path):
     start = time.monotonic()
     res = run_card("-c", "60", "-D", "3", "-m", "-B", "8s", "-O", str(tmp_path / "o"),
