@@ -295,27 +295,6 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
     if (threadIdx.x == 0) { out_h[i] = oh; out_w[i] = ow; valid[i] = box[1] >= 0 && (valid_in == 0 || valid_in[i]); }
 }
 
-// objects.pick_per_grid for labels of the kernel labelling: per grid, the label of the object
-// with the lowest score (its size, negated when ``largest``; ties: first cell in reading order).
-extern "C" __global__ void choose_object(const int* labels, const long long* sizes, const long long* first,
-                                         int H, int W, int largest, long long* chosen) {
-    __shared__ int best;
-    int cells = H * W, mine = BIG;
-    long long i = blockIdx.x;
-    if (threadIdx.x == 0) best = BIG;
-    __syncthreads();
-    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
-        int lab = labels[i * cells + k];
-        if (lab > 0 && first[lab] == i * cells + k) {  // the object's first cell speaks for it
-            int size = (int)sizes[lab];
-            mine = min(mine, (((largest ? -size : size) + 1024) << 10) | k);
-        }
-    }
-    if (mine < BIG) atomicMin(&best, mine);
-    __syncthreads();
-    if (threadIdx.x == 0) chosen[i] = best == BIG ? 0 : labels[i * cells + (best & 1023)];
-}
-
 // objects._crop_chosen: each grid cropped to its chosen object (label ``chosen[i]``, 0: none),
 // other cells erased.
 extern "C" __global__ void crop_object(const unsigned char* g, const int* labels, const long long* chosen,
@@ -822,19 +801,6 @@ def crop_to_mask(xp, g, mask, valid=None) -> Padded:
         _kernel("crop_to_mask")((n,), (loop_threads(H * W),),
                                 (g, mask, valid, np.int32(H), np.int32(W), out, oh, ow, ok))
     return Padded(out, oh, ow, ok)
-
-
-def choose_objects(xp, labels, sizes, first, largest: bool):
-    """``objects.pick_per_grid`` by size for a kernel labelling: per grid, the label of its
-    largest (or smallest) object, ties to the first in reading order; 0 where it has none."""
-    labels = xp.ascontiguousarray(labels)
-    n, H, W = labels.shape
-    chosen = xp.zeros(n, dtype=xp.int64)
-    if n:
-        _kernel("choose_object")((n,), (loop_threads(H * W),),
-                                 (labels, xp.ascontiguousarray(sizes), xp.ascontiguousarray(first),
-                                  np.int32(H), np.int32(W), np.int32(bool(largest)), chosen))
-    return chosen
 
 
 def crop_objects(xp, g, labels, chosen) -> Padded:

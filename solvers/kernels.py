@@ -111,8 +111,8 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
 // colour when by_colour, else any non-zero colours) in reading order of their first cells: each
 // non-zero cell gets its object's number within the grid (0-based; -1 on the background), each
 // object's first cell its size (0 elsewhere), and ``objects`` the grid's count.
-extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int H,
-                                        int W, int conn, int by_colour) {
+extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int* picks,
+                                        int H, int W, int conn, int by_colour) {
     // The block's threads loop over the grid's cells (k = threadIdx.x, then every blockDim.x).
     __shared__ int lab[1024], count[1024], rank[1024];
     __shared__ unsigned char col[1024];
@@ -177,11 +177,21 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         __syncthreads();
     }
     if (t == 0) objects[i] = sum;
+    // The grid's largest and smallest objects (ties: the first in reading order), as their first
+    // cells: picks[2i], picks[2i + 1] (-1: no object). Keys as choose_object's: score, then cell.
+    if (t == 0) { before[0] = BIG; before[1] = BIG; }
+    __syncthreads();
     for (int k = t; k < cells; k += blockDim.x) {
         bool on = col[k] != 0;
         local[i * cells + k] = on ? rank[lab[k]] : -1;
         size[i * cells + k] = on && lab[k] == k ? count[k] : 0;
+        if (on && lab[k] == k) {
+            atomicMin(&before[0], ((1024 - count[k]) << 10) | k);
+            atomicMin(&before[1], ((1024 + count[k]) << 10) | k);
+        }
     }
+    __syncthreads();
+    if (t < 2) picks[2 * i + t] = before[t] == BIG ? -1 : before[t] & 1023;
 }
 
 // out[0] += sign * (the sum of the n values of x): each warp sums its share and adds it with one
@@ -202,16 +212,22 @@ extern "C" __global__ void count_into(const bool* x, long long n, long long sign
 }
 
 // Stack-wide labels from object_roots: grid i's objects are numbered from base[i] + 1; each
-// object's first cell also records the object's grid, place in the stack and size.
+// object's first cell also records the object's grid, place in the stack and size; the first cells
+// that object_roots picked give their grid's chosen labels (chosen[2i]: largest, [2i + 1]: smallest).
 extern "C" __global__ void number_objects(const int* local, const int* size, const long long* base,
-                                          int* labels, long long* owner, long long* first,
-                                          long long* sizes, long long total, int cells) {
+                                          const int* picks, int* labels, long long* owner, long long* first,
+                                          long long* sizes, long long* chosen, long long total, int cells) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
     int l = local[t];
     long long grid = t / cells, label = l < 0 ? 0 : base[grid] + l + 1;
     labels[t] = (int)label;
-    if (size[t] > 0) { owner[label] = grid; first[label] = t; sizes[label] = size[t]; }
+    if (size[t] > 0) {
+        owner[label] = grid; first[label] = t; sizes[label] = size[t];
+        int k = (int)(t - grid * cells);
+        if (picks[2 * grid] == k) chosen[2 * grid] = label;
+        if (picks[2 * grid + 1] == k) chosen[2 * grid + 1] = label;
+    }
 }
 
 // Copy grids between two layouts of one flat uint8 buffer each: one thread per row (up to 30 per
@@ -935,12 +951,15 @@ def enclosed_background(xp, g):
 
 def label_objects(xp, g, conn: int, by_colour: bool):
     """Objects of every grid of the uint8 stack ``g``, as ``objects.label_objects`` returns them:
-    ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there).
+    ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there);
+    then ``chosen`` (n, 2) int64: per grid the label of its largest and of its smallest object
+    (ties: the first in reading order; 0: none), as ``objects.pick_per_grid`` picks them.
 
     Labels are numbered in reading order of each object's first cell over the stack (the array-call
     version numbers them by grid and colour; no primitive depends on the numbering). Two kernels:
-    one labels each grid and counts its objects, one numbers them across the stack from the
-    running count (no pass over every cell to find the objects' first cells).
+    one labels each grid, counts its objects and picks its largest and smallest, one numbers them
+    across the stack from the running count (no pass over every cell to find the objects' first
+    cells, none to pick them).
     """
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
@@ -948,9 +967,10 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     local = xp.empty(g.shape, dtype=xp.int32)
     size = xp.empty(g.shape, dtype=xp.int32)
     objects = xp.zeros(n, dtype=xp.int32)
+    picks = xp.empty((n, 2), dtype=xp.int32)
     if g.size:
         _kernel("object_roots")((n,), (loop_threads(cells),),
-                                (g, local, size, objects, np.int32(H), np.int32(W), np.int32(conn),
+                                (g, local, size, objects, picks, np.int32(H), np.int32(W), np.int32(conn),
                                  np.int32(bool(by_colour))))
     ends = xp.cumsum(objects, dtype=xp.int64)
     total = int(ends[-1]) if n else 0
@@ -958,13 +978,14 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     owner = xp.zeros(total + 1, dtype=xp.int64)
     first = xp.zeros(total + 1, dtype=xp.int64)
     sizes = xp.zeros(total + 1, dtype=xp.int64)
+    chosen = xp.zeros((n, 2), dtype=xp.int64)
     if g.size:
         grid, block = thread_launch(n * cells)
-        _kernel("number_objects")(grid, block, (local, size, ends - objects, labels, owner, first, sizes,
-                                                np.int64(n * cells), np.int32(cells)))
+        _kernel("number_objects")(grid, block, (local, size, ends - objects, picks, labels, owner, first, sizes,
+                                                chosen, np.int64(n * cells), np.int32(cells)))
     sizes[0] = n * cells
     sum_into(xp, sizes[1:], sizes[:1], negate=True)  # the background: every cell not in an object
-    return labels, owner, sizes, first
+    return labels, owner, sizes, first, chosen
 
 
 def sum_into(xp, x, out, negate: bool = False) -> None:

@@ -176,7 +176,7 @@ def test_kernels_match_their_array_call_versions(dev, density):
     from solvers import kernels
     from solvers.batch import colour_counts
     from solvers.primitives.draw import fill_bbox
-    from solvers.primitives.objects import label_objects
+    from solvers.primitives.objects import label_objects, pick_per_grid
     from solvers.primitives.regions import enclosed_background
 
     rng = np.random.default_rng(int(density * 10))
@@ -187,7 +187,14 @@ def test_kernels_match_their_array_call_versions(dev, density):
             for by_colour in (True, False):
                 with dev.reference():
                     want = label_objects(np, g, conn, by_colour)
-                got = [dev.asnumpy(a) for a in kernels.label_objects(dev.xp, dg, conn, by_colour)]
+                *got, chosen = [dev.asnumpy(a) for a in kernels.label_objects(dev.xp, dg, conn, by_colour)]
+                # The largest and smallest object of each grid, picked by the labelling's kernels.
+                for col, largest in ((0, True), (1, False)):
+                    with dev.reference():
+                        want_pick = pick_per_grid(np, want[1], -want[2] if largest else want[2], want[3], g.shape)
+                    picked = chosen[:, col]
+                    assert np.array_equal(picked > 0, want_pick > 0)
+                    assert np.array_equal(got[3][picked], want[3][want_pick])
                 # Numbering may differ: compare each cell's object by its first cell, and sizes.
                 for (labels, owner, sizes, first) in (want, got):
                     assert labels.max() == len(owner) - 1 == len(first) - 1
@@ -199,7 +206,7 @@ def test_kernels_match_their_array_call_versions(dev, density):
             want_inner, want_counts, want_boxes = enclosed_background(np, g), colour_counts(np, g), fill_bbox(np, g)
         assert np.array_equal(dev.asnumpy(kernels.enclosed_background(dev.xp, dg)), want_inner)
         assert np.array_equal(dev.asnumpy(kernels.colour_counts(dev.xp, dg)), want_counts)
-        labels, _, _, first = kernels.label_objects(dev.xp, dg, 8, True)
+        labels, _, _, first, _ = kernels.label_objects(dev.xp, dg, 8, True)
         assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 
 
