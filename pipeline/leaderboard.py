@@ -79,24 +79,18 @@ class Leaderboards:
             return []
         made = make(src[order][entered])
         new_of = dict(zip(src[order][entered].tolist(), made))
-        # Rewrite the boards that a new candidate entered (the others are unchanged). A board never
-        # shrinks, so its new rows cover the old ones: the arrays are written for all such boards
-        # at once, the candidate lists task by task from plain Python values.
+        # Rewrite the boards that a new candidate entered (the others are unchanged).
         tt = t[order]
         starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
-        lengths = np.diff(np.r_[starts, len(order)])
+        ends = np.r_[starts[1:], len(order)]
         changed = np.logical_or.reduceat(entered, starts)
-        rewrite = np.repeat(changed, lengths)
-        rows, at = order[rewrite], tt[rewrite]
-        slot = (np.arange(len(order)) - np.repeat(starts, lengths))[rewrite]
-        self._rank[at, slot], self._gid[at, slot], self._key[at, slot] = r[rows], g[rows], k[rows]
-        full = slot == self.size - 1  # a full board's last row: its new threshold
-        moved = self.threshold[at[full]] != r[rows[full]]
-        self.threshold[at[full][moved]] = r[rows[full]][moved]
-        self.threshold_changes += int(moved.sum())
-        gid_of, src_of = g[order].tolist(), src[order].tolist()
-        for task, lo, n_rows in zip(tt[starts[changed]].tolist(), starts[changed].tolist(), lengths[changed].tolist()):
+        for task, lo, hi in zip(tt[starts[changed]].tolist(), starts[changed].tolist(), ends[changed].tolist()):
+            rows = order[lo:hi]
             old = {c.gid: c for c in self.boards[task]}
-            self.boards[task] = [old[gid] if i < 0 else new_of[i]
-                                 for gid, i in zip(gid_of[lo:lo + n_rows], src_of[lo:lo + n_rows])]
+            self.boards[task] = [old[int(g[i])] if src[i] < 0 else new_of[int(src[i])] for i in rows]
+            m = len(rows)
+            self._rank[task, :m], self._gid[task, :m], self._key[task, :m] = r[rows], g[rows], k[rows]
+            if m == self.size and self.threshold[task] != r[rows[-1]]:
+                self.threshold[task] = r[rows[-1]]
+                self.threshold_changes += 1
         return made
