@@ -65,6 +65,7 @@
 #   cold3    a fresh process's first depth-3 search on one GPU under cProfile (unsynchronised)
 #   cold2    a fresh process's first depth-2 search on one GPU under cProfile (unsynchronised): where
 #            the first search's extra time goes (loading kernels, growing the memory pool)
+#   hprof2   hprof3 at depth 2, the third of three runs profiled
 #   hprof3   depth 3 unsynchronised, the second of two runs in a process under cProfile: the host's
 #            own work (the device's waits gather in the calls that synchronise)
 #   nsys3    depth 3 (two runs in a process) under Nsight Systems (the copy bundled with Nsight
@@ -204,6 +205,7 @@ for step in "$@"; do
     cold3) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --cprofile 60 > "$out/cold3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold3.txt" ;;
     cold2) timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --cprofile 50 > "$out/cold2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/cold2.txt"
            timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 2 2>&1 | grep -E "tasks|levels" ;;
+    hprof2) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 2 --top 0 --repeat 3 --cprofile 90 > "$out/hprof2.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof2.txt" ;;
     hprof3) timeout 300 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --top 0 --repeat 2 --cprofile 80 > "$out/hprof3.txt" 2>&1; grep -E "tasks|levels|function calls" "$out/hprof3.txt" ;;
     nsys3) H=/opt/nvidia/nsight-compute/2025.3.1/host
            LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs ldd $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter | grep "not found"
