@@ -178,7 +178,8 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
     }
     if (t == 0) objects[i] = sum;
     // The grid's largest and smallest objects (ties: the first in reading order), as their first
-    // cells: picks[2i], picks[2i + 1] (-1: no object). Keys as choose_object's: score, then cell.
+    // cells: picks[2i], picks[2i + 1] (-1: no object). Keyed by size (negated for the largest),
+    // then by the first cell, in one int.
     if (t == 0) { before[0] = BIG; before[1] = BIG; }
     __syncthreads();
     for (int k = t; k < cells; k += blockDim.x) {

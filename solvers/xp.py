@@ -24,8 +24,11 @@ def plain_reductions() -> None:
     (ten in a depth-2 search, 0.1 s with their preparation, besides CUB's sort library): a fresh
     process's first search waited for them (Nsight Systems, H100, session 15).
     """
-    if _cupy is not None and "CUPY_ACCELERATORS" not in os.environ:
-        _cupy._core.set_reduction_accelerators([])
+    if _cupy is None or "CUPY_ACCELERATORS" in os.environ:
+        return
+    setter = getattr(_cupy._core, "set_reduction_accelerators", None)  # CuPy's own switch (v8 on)
+    if setter is not None:
+        setter([])
 
 
 def namespace_of(arr):

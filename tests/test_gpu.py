@@ -474,6 +474,29 @@ def test_fused_primitive_kernels_identical_on_structured_grids(dev):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_gpu_search_processes_reduce_without_cub(monkeypatch):
+    """A GPU search process reduces with CuPy's own kernels (CUB's reduction modules load slowly
+    in a fresh process), unless CUPY_ACCELERATORS chooses otherwise; sums stay exact."""
+    from cupy import _core
+
+    from solvers.xp import plain_reductions
+
+    before = _core.get_reduction_accelerators()
+    try:
+        monkeypatch.setenv("CUPY_ACCELERATORS", "cub")
+        plain_reductions()
+        assert _core.get_reduction_accelerators() == before
+        monkeypatch.delenv("CUPY_ACCELERATORS")
+        plain_reductions()
+        assert _core.get_reduction_accelerators() == []
+        x = cupy.arange(3_000_000, dtype=cupy.int64)
+        assert int(x.sum()) == 3_000_000 * 2_999_999 // 2
+    finally:
+        _core.set_reduction_accelerators(before)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
 def test_block_size_counts_memory_the_pool_holds_unused():
     """A shard process's later chunks get the blocks its first got: what CuPy's pool keeps after a
     search is free for the next one, not memory taken by others."""
