@@ -296,24 +296,18 @@ extern "C" __global__ void crop_to_mask(const unsigned char* g, const bool* mask
 }
 
 // objects._crop_chosen: each grid cropped to its chosen object (label ``chosen[i]``, 0: none),
-// other cells erased. The object's bounding box is found here, or read at boxes + i * stride when
-// the labelling gave it (boxes not null).
+// other cells erased.
 extern "C" __global__ void crop_object(const unsigned char* g, const int* labels, const long long* chosen,
-                                       const int* boxes, int stride, int H, int W, unsigned char* out,
-                                       long long* out_h, long long* out_w, bool* valid) {
+                                       int H, int W, unsigned char* out, long long* out_h,
+                                       long long* out_w, bool* valid) {
     __shared__ int box[4];
     int cells = H * W, part[4];
     long long i = blockIdx.x;
     long long c = chosen[i];
-    if (boxes) {
-        if (threadIdx.x < 4) box[threadIdx.x] = boxes[i * stride + threadIdx.x];
-        __syncthreads();
-    } else {
-        box_start(part);
-        for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x)
-            box_add(part, labels[i * cells + k] == c, cell_row(k, W), cell_col(k, W));
-        block_box_of(part, box);
-    }
+    box_start(part);
+    for (int k = threadIdx.x; c > 0 && k < cells; k += blockDim.x)
+        box_add(part, labels[i * cells + k] == c, cell_row(k, W), cell_col(k, W));
+    block_box_of(part, box);
     int oh, ow;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {
         int src = crop_source(box, H, W, cell_row(k, W), cell_col(k, W), &oh, &ow);
@@ -809,24 +803,16 @@ def crop_to_mask(xp, g, mask, valid=None) -> Padded:
     return Padded(out, oh, ow, ok)
 
 
-def crop_objects(xp, g, labels, chosen, boxes=None) -> Padded:
+def crop_objects(xp, g, labels, chosen) -> Padded:
     """``objects._crop_chosen``: each grid cropped to the object labelled ``chosen[i]`` (others
-    erased); grids with none (0) have no result. ``boxes`` (n, 4) int32, when known: the chosen
-    objects' bounding boxes (top, bottom, left, right; bottom -1: none), a view with unit column
-    stride."""
+    erased); grids with none (0) have no result."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     out, oh, ow, valid = _block_results(xp, g)
-    if boxes is None:
-        boxes, stride = np.uint64(0), 0  # a null pointer: the kernel finds the boxes
-    else:
-        if boxes.dtype != xp.int32 or boxes.shape != (n, 4) or boxes.strides[1] != 4:
-            raise ValueError(f"boxes must be an (n, 4) int32 view with unit column stride, got {boxes.shape}")
-        stride = boxes.strides[0] // 4
     if n:
         _kernel("crop_object")((n,), (loop_threads(H * W),),
-                               (g, xp.ascontiguousarray(labels), per_grid_arg(xp, chosen, n), boxes,
-                                np.int32(stride), np.int32(H), np.int32(W), out, oh, ow, valid))
+                               (g, xp.ascontiguousarray(labels), per_grid_arg(xp, chosen, n), np.int32(H),
+                                np.int32(W), out, oh, ow, valid))
     return Padded(out, oh, ow, valid)
 
 

@@ -112,7 +112,7 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
 // non-zero cell gets its object's number within the grid (0-based; -1 on the background), each
 // object's first cell its size (0 elsewhere), and ``objects`` the grid's count.
 extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int* picks,
-                                        int* boxes, int H, int W, int conn, int by_colour) {
+                                        int H, int W, int conn, int by_colour) {
     // The block's threads loop over the grid's cells (k = threadIdx.x, then every blockDim.x).
     __shared__ int lab[1024], count[1024], rank[1024];
     __shared__ unsigned char col[1024];
@@ -192,31 +192,7 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         }
     }
     __syncthreads();
-    const int pick[2] = {before[0] == BIG ? -1 : before[0] & 1023, before[1] == BIG ? -1 : before[1] & 1023};
-    if (t < 2) picks[2 * i + t] = pick[t];
-    // Their bounding boxes: boxes[8i + 4j ..]: top, bottom, left, right of pick j (bottom -1: none).
-    // Each thread's part, then each warp's (shuffles), then the block's (an atomic per warp).
-    int part[8] = {BIG, -1, BIG, -1, BIG, -1, BIG, -1};
-    for (int k = t; k < cells; k += blockDim.x) {
-        for (int j = 0; j < 2; ++j) {
-            if (!col[k] || lab[k] != pick[j]) continue;
-            int y = cell_row(k, W), x = cell_col(k, W);
-            part[4 * j] = min(part[4 * j], y); part[4 * j + 1] = max(part[4 * j + 1], y);
-            part[4 * j + 2] = min(part[4 * j + 2], x); part[4 * j + 3] = max(part[4 * j + 3], x);
-        }
-    }
-    if (t < 8) count[t] = t % 2 ? -1 : BIG;  // the object counts are written: count[] is free
-    __syncthreads();
-    for (int q = 0; q < 8; ++q) {
-        int v = part[q];
-        for (int o = 16; o > 0; o >>= 1) {
-            int u = __shfl_xor_sync(0xffffffffu, v, o);
-            v = q % 2 ? max(v, u) : min(v, u);
-        }
-        if (t % 32 == 0) { if (q % 2) atomicMax(&count[q], v); else atomicMin(&count[q], v); }
-    }
-    __syncthreads();
-    if (t < 8) boxes[8 * i + t] = count[t];
+    if (t < 2) picks[2 * i + t] = before[t] == BIG ? -1 : before[t] & 1023;
 }
 
 // out[0] += sign * (the sum of the n values of x): each warp sums its share and adds it with one
@@ -978,12 +954,11 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     """Objects of every grid of the uint8 stack ``g``, as ``objects.label_objects`` returns them:
     ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there);
     then ``chosen`` (n, 2) int64: per grid the label of its largest and of its smallest object
-    (ties: the first in reading order; 0: none), as ``objects.pick_per_grid`` picks them, and
-    ``boxes`` (n, 2, 4) int32: their bounding boxes (top, bottom, left, right; bottom -1: none).
+    (ties: the first in reading order; 0: none), as ``objects.pick_per_grid`` picks them.
 
     Labels are numbered in reading order of each object's first cell over the stack (the array-call
     version numbers them by grid and colour; no primitive depends on the numbering). Two kernels:
-    one labels each grid, counts its objects and picks and boxes its largest and smallest, one numbers them
+    one labels each grid, counts its objects and picks its largest and smallest, one numbers them
     across the stack from the running count (no pass over every cell to find the objects' first
     cells, none to pick them).
     """
@@ -994,10 +969,9 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     size = xp.empty(g.shape, dtype=xp.int32)
     objects = xp.zeros(n, dtype=xp.int32)
     picks = xp.empty((n, 2), dtype=xp.int32)
-    boxes = xp.empty((n, 2, 4), dtype=xp.int32)
     if g.size:
         _kernel("object_roots")((n,), (loop_threads(cells),),
-                                (g, local, size, objects, picks, boxes, np.int32(H), np.int32(W), np.int32(conn),
+                                (g, local, size, objects, picks, np.int32(H), np.int32(W), np.int32(conn),
                                  np.int32(bool(by_colour))))
     ends = xp.cumsum(objects, dtype=xp.int64)
     total = int(ends[-1]) if n else 0
@@ -1012,7 +986,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
                                                 chosen, np.int64(n * cells), np.int32(cells)))
     sizes[0] = n * cells
     sum_into(xp, sizes[1:], sizes[:1], negate=True)  # the background: every cell not in an object
-    return labels, owner, sizes, first, chosen, boxes
+    return labels, owner, sizes, first, chosen
 
 
 def sum_into(xp, x, out, negate: bool = False) -> None:

@@ -115,18 +115,9 @@ def _by_size(xp, g, conn: int, by_colour: bool, largest: bool):
     return per_stack(g, ("by size", conn, bool(by_colour), bool(largest)), pick)
 
 
-def _crop_by_size(xp, g, conn: int, by_colour: bool, largest: bool):
-    """Each grid cropped to its largest (or smallest) object, others erased (on a GPU with the
-    box its labelling found)."""
-    labels = label_objects(xp, g, conn, by_colour)[0]
-    chosen = _by_size(xp, g, conn, by_colour, largest)
-    boxes = _labelling(xp, g, conn, by_colour)[5][:, 0 if largest else 1] if kernels.enabled(xp) else None
-    return _crop_chosen(xp, g, labels, chosen, boxes)
-
-
-def _crop_chosen(xp, g, labels, chosen, boxes=None):
+def _crop_chosen(xp, g, labels, chosen):
     if kernels.enabled(xp):
-        return fused.crop_objects(xp, g, labels, chosen, boxes)
+        return fused.crop_objects(xp, g, labels, chosen)
     mask = (labels == chosen[:, None, None]) & (chosen[:, None, None] > 0)
     top, left, hh, ww, has = bounding_boxes(xp, mask)
     return crop_boxes(xp, xp.where(mask, g, g.dtype.type(0)), top, left, hh, ww, has)
@@ -135,13 +126,15 @@ def _crop_chosen(xp, g, labels, chosen, boxes=None):
 @primitive(OBJECT_KINDS, pad="crop")
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
-    return _crop_by_size(xp, g, conn, by_colour, largest=True)
+    labels = label_objects(xp, g, conn, by_colour)[0]
+    return _crop_chosen(xp, g, labels, _by_size(xp, g, conn, by_colour, largest=True))
 
 
 @primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
-    return _crop_by_size(xp, g, conn, by_colour, largest=False)
+    labels = label_objects(xp, g, conn, by_colour)[0]
+    return _crop_chosen(xp, g, labels, _by_size(xp, g, conn, by_colour, largest=False))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
