@@ -3,7 +3,7 @@
 A grid's hash comes from six random integer projections of its cells (the coefficient of a cell
 depends on its row and column, so a grid hashes the same alone or zero-padded inside a larger
 stack), computed as one float32 matrix product per stack on the CPU (BLAS) and by one kernel on
-the GPU (a warp per grid, in integers): the coefficients are integers below 2048, so every
+the GPU (a group of lanes per grid, in integers): the coefficients are integers below 2048, so every
 projection (at most 9 * 900 * 2047 < 2**24) is exact in float32 and identical on any device or
 summation order. Two different grids agree on all six with probability at most
 2048**-6 (about 1e-20). The projections and the shape are mixed into 64 bits with splitmix64. A

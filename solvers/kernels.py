@@ -566,42 +566,58 @@ __device__ void hash_cell(unsigned int* p, unsigned int v, int r, int c, const i
     }
 }
 
-// A warp's hash of one grid (h x w) from its lanes' projection sums p: reduced over the warp; lane
-// 0 holds the hash, as hash_grids makes it.
-__device__ unsigned long long warp_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
+// The write-and-hash kernels give each grid a group of HASH_LANES lanes of a warp (a power of two,
+// at most 32): most grids are small, and a warp's reduction of the six sums and the final mix cost
+// as much as its cells (32 lanes on a 3 x 3 crop: 9 busy, then 30 shuffles).
+// The group's index among the n groups of a launch. Groups past the end run along (their warp's
+// shuffles take every lane) on grid n - 1, and write nothing (live false).
+__device__ long long hash_group(long long n, bool* live) {
+    long long g = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / HASH_LANES;
+    *live = g < n;
+    return *live ? g : n - 1;
+}
+
+__device__ bool group_leader() { return threadIdx.x % HASH_LANES == 0; }
+
+// A group's hash of one grid (h x w) from its lanes' projection sums p: reduced over the group;
+// its first lane holds the hash, as hash_grids makes it.
+__device__ unsigned long long group_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
     for (int j = 0; j < 6; ++j)
-        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
+        for (int off = HASH_LANES / 2; off > 0; off >>= 1)
+            p[j] += __shfl_down_sync(0xffffffffu, p[j], off, HASH_LANES);
     unsigned long long sum = 0;
     for (int j = 0; j < 6; ++j) sum += (unsigned long long)p[j] * mix[j];
     return splitmix(sum ^ ((unsigned long long)(hi * 64 + wi) * 0x2545F4914F6CDD1Dull));
 }
 
-// One warp's write and hash of a grid of hi x wi cells: cell q (row r, column c) takes the value
-// value(q, r, c), written to d[q] (unless d is null); lane 0 gets the grid's hash (hash_grids').
+// One group's write and hash of a grid of hi x wi cells: cell q (row r, column c) takes the value
+// value(q, r, c), written to d[q] (unless d is null or the group is not live); the first lane gets
+// the grid's hash.
 template <class Value>
-__device__ unsigned long long warp_write_hash(Value value, unsigned char* d, int hi, int wi, const int* coef,
-                                              const unsigned long long* mix) {
+__device__ unsigned long long group_write_hash(Value value, unsigned char* d, bool live, int hi, int wi,
+                                               const int* coef, const unsigned long long* mix) {
     unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int q = threadIdx.x % 32; q < hi * wi; q += 32) {
+    for (int q = threadIdx.x % HASH_LANES; q < hi * wi; q += HASH_LANES) {
         const int r = cell_row(q, wi), c = q - r * wi;
         const unsigned int v = value(q, r, c);
-        if (d) d[q] = (unsigned char)v;
+        if (d && live) d[q] = (unsigned char)v;
         hash_cell(p, v, r, c, coef);
     }
-    return warp_grid_hash(p, hi, wi, mix);
+    return group_grid_hash(p, hi, wi, mix);
 }
 
-// One warp's copy and hash of grid gi (hi x wi cells): its row r read at s + r * pitch (rows packed
-// when pitch is 0), written packed to d (unless it is null), its hash stored at out[gi].
-__device__ void warp_copy_hash(const unsigned char* s, long long pitch, unsigned char* d, int hi, int wi,
-                               const int* coef, const unsigned long long* mix, unsigned long long* out,
-                               long long gi) {
-    const unsigned long long hash = warp_write_hash(
-        [&](int q, int r, int c) { return (unsigned int)s[pitch ? r * pitch + c : q]; }, d, hi, wi, coef, mix);
-    if (threadIdx.x % 32 == 0) out[gi] = hash;
+// One group's copy and hash of grid gi (hi x wi cells): its row r read at s + r * pitch (rows packed
+// when pitch is 0), written packed to d (unless it is null), its hash stored at out[gi] when live.
+__device__ void group_copy_hash(const unsigned char* s, long long pitch, unsigned char* d, int hi, int wi,
+                                const int* coef, const unsigned long long* mix, unsigned long long* out,
+                                long long gi, bool live) {
+    const unsigned long long hash = group_write_hash(
+        [&](int q, int r, int c) { return (unsigned int)s[pitch ? r * pitch + c : q]; }, d, live, hi, wi,
+        coef, mix);
+    if (live && group_leader()) out[gi] = hash;
 }
 
-// Copy and hash in one pass (search._apply_padded, in-place transforms): one warp per grid, whose
+// Copy and hash in one pass (search._apply_padded, in-place transforms): one lane group per grid, whose
 // lanes take its cells in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r *
 // src_pitch in src, or rows packed when src_pitch is 0) is written to dst (unless it is null) from
 // dst_base[i] on, rows packed (the flat layout), and hashed as hash_grids does.
@@ -609,10 +625,10 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
-    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (gi >= n) return;  // the whole warp: all its lanes share gi
-    warp_copy_hash(src + src_base[gi], src_pitch, dst ? dst + dst_base[gi] : dst, (int)h[gi], (int)w[gi], coef, mix,
-                   out, gi);
+    bool live;
+    const long long gi = hash_group(n, &live);
+    group_copy_hash(src + src_base[gi], src_pitch, dst ? dst + dst_base[gi] : dst, (int)h[gi], (int)w[gi], coef, mix,
+                    out, gi, live);
 }
 
 // Items of several parts joined into one (problem.concat_items on a GPU), one launch per part: its m
@@ -677,49 +693,50 @@ extern "C" __global__ void copy_hash_from(const unsigned long long* src, const l
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
-    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (gi >= n) return;  // the whole warp: all its lanes share gi
-    warp_copy_hash((const unsigned char*)src[gi], pitch[gi], dst + dst_base[gi], (int)h[gi], (int)w[gi], coef, mix,
-                   out, gi);
+    bool live;
+    const long long gi = hash_group(n, &live);
+    group_copy_hash((const unsigned char*)src[gi], pitch[gi], dst + dst_base[gi], (int)h[gi], (int)w[gi], coef, mix,
+                    out, gi, live);
 }
 
 // Elementwise transforms (Search._apply_luts): K colour tables (luts, K x 10) applied to every grid
 // of a flat layout (grid i: h[i] x w[i] cells from start[i], cells cells in all) and hashed in one
-// pass, one warp per (table k, grid i): dst[k * cells + start[i] + q] = luts[k][src[start[i] + q]],
+// pass, one lane group per (table k, grid i): dst[k * cells + start[i] + q] = luts[k][src[start[i] + q]],
 // out[k * n + i] its hash. (Was: a gather writing all K copies, then copy_hash_rows reading them.)
 extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long long* start, const long long* h,
                                          const long long* w, long long n, long long cells,
                                          const unsigned char* luts, int K, unsigned char* dst, const int* coef,
                                          const unsigned long long* mix, unsigned long long* out) {
-    long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (gk >= n * K) return;  // the whole warp: all its lanes share gk
+    bool live;
+    const long long gk = hash_group(n * K, &live);
     long long k = gk / n, gi = gk - k * n;
     const unsigned char* s = src + start[gi];
     const unsigned char* lut = luts + k * 10;
-    const unsigned long long hash = warp_write_hash([&](int q, int, int) { return (unsigned int)lut[s[q]]; },
-                                                    dst + k * cells + start[gi], (int)h[gi], (int)w[gi], coef, mix);
-    if (threadIdx.x % 32 == 0) out[gk] = hash;
+    const unsigned long long hash = group_write_hash(
+        [&](int q, int, int) { return (unsigned int)lut[s[q]]; },
+        dst + k * cells + start[gi], live, (int)h[gi], (int)w[gi], coef, mix);
+    if (live && group_leader()) out[gk] = hash;
 }
 
 // Fill runs (Search._apply_fill_run): K colours each painted onto the cells where mask holds, for
 // the m grids of one size bucket's (m, H, W) stack (grid j: h[j] x w[j] cells, item item[j] of n),
-// written and hashed in one pass, one warp per (colour k, grid j): row k of dst ((K, cells), laid
+// written and hashed in one pass, one lane group per (colour k, grid j): row k of dst ((K, cells), laid
 // out like the items: grid j from dst_base[j]), the hash at out[k * n + item[j]].
 extern "C" __global__ void fill_copy_hash(const unsigned char* src, const bool* mask, int H, int W,
                                           const long long* dst_base, const long long* h, const long long* w,
                                           const long long* item, long long m, long long n, long long cells,
                                           const unsigned char* colours, int K, unsigned char* dst, const int* coef,
                                           const unsigned long long* mix, unsigned long long* out) {
-    long long gk = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (gk >= m * K) return;  // the whole warp: all its lanes share gk
+    bool live;
+    const long long gk = hash_group(m * K, &live);
     long long k = gk / m, j = gk - k * m;
     const unsigned char* s = src + j * H * W;
     const bool* f = mask + j * H * W;
     const unsigned int colour = colours[k];
-    const unsigned long long hash = warp_write_hash(
+    const unsigned long long hash = group_write_hash(
         [&](int, int r, int c) { return f[r * W + c] ? colour : (unsigned int)s[r * W + c]; },
-        dst + k * cells + dst_base[j], (int)h[j], (int)w[j], coef, mix);
-    if (threadIdx.x % 32 == 0) out[k * n + item[j]] = hash;
+        dst + k * cells + dst_base[j], live, (int)h[j], (int)w[j], coef, mix);
+    if (live && group_leader()) out[k * n + item[j]] = hash;
 }
 
 // Colour histogram of every grid of an (m, cells) uint8 stack: one warp per grid. Each lane counts
@@ -778,6 +795,13 @@ extern "C" __global__ void remap(const unsigned char* g, int H, int W, int rows,
 """
 
 _THREADS = 256
+# Lanes of a warp that write and hash one grid in the copy-and-hash kernels (see hash_group).
+HASH_LANES = 8
+
+
+def source() -> str:
+    """The CUDA source of this module's kernels, as it is compiled."""
+    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE
 
 
 def enabled(xp) -> bool:
@@ -791,7 +815,7 @@ def _module():
     cache, once per process and device context)."""
     import cupy
 
-    return cupy.RawModule(code=_SPLITMIX + _SOURCE, options=("-std=c++14",))
+    return cupy.RawModule(code=source(), options=("-std=c++14",))
 
 
 @functools.lru_cache(maxsize=None)
@@ -890,7 +914,7 @@ def fill_copy_hash(xp, stack, mask, dst_base, h, w, item, n: int, colours, dst, 
     K = int(colours.shape[0])
     if m and K:
         c = xp.ascontiguousarray
-        _kernel("fill_copy_hash")(((m * K * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+        _kernel("fill_copy_hash")(((m * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (c(stack), c(mask), np.int32(H), np.int32(W), per_grid_arg(xp, dst_base, m),
                                    per_grid_arg(xp, h, m), per_grid_arg(xp, w, m), per_grid_arg(xp, item, m),
                                    np.int64(m), np.int64(n), np.int64(dst.shape[1]), c(colours), np.int32(K), dst,
@@ -1037,7 +1061,7 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
         if dst is None:
             dst, dst_base = np.uint64(0), src_base  # a null pointer: the kernel writes nothing
         args = [xp.ascontiguousarray(xp.asarray(a, dtype=xp.int64)) for a in (src_base, dst_base, h, w)]
-        _kernel("copy_hash_rows")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+        _kernel("copy_hash_rows")(((n * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (xp.ascontiguousarray(src), args[0], np.int32(src_pitch), dst, args[1], args[2],
                                    args[3], np.int64(n), _pair_aligned(coef), mix, out))
     return out
@@ -1107,7 +1131,7 @@ def copy_hash_from(xp, src, pitch, dst, dst_base, h, w, coef, mix):
     n = int(h.shape[0])
     out = xp.empty(n, dtype=xp.uint64)
     if n:
-        _kernel("copy_hash_from")(((n * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+        _kernel("copy_hash_from")(((n * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
                                   (src, pitch, dst, dst_base, h, w, np.int64(n), _pair_aligned(coef), mix, out))
     return out
 
@@ -1121,7 +1145,7 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
     if n and K:
         c = xp.ascontiguousarray
         args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
-        _kernel("lut_copy_hash")(((n * K * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
+        _kernel("lut_copy_hash")(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
                                  (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst,
                                   _pair_aligned(coef), mix, out))
     return out

@@ -627,7 +627,7 @@ def install(monkeypatch) -> None:
     from solvers import fused, kernels
 
     if "kernels" not in _MODULES:
-        _MODULES["kernels"] = Module(kernels._SPLITMIX + kernels._SOURCE, "kernels")
+        _MODULES["kernels"] = Module(kernels.source(), "kernels")
         _MODULES["fused"] = Module(fused._SOURCE, "fused")
     ew = {}
 

@@ -52,7 +52,7 @@ def _compile(source: str, arch: str) -> tuple[int, str]:
 def _sources():
     from solvers import fused, kernels
 
-    return {"solvers.kernels": kernels._SPLITMIX + kernels._SOURCE, "solvers.fused": fused._SOURCE}
+    return {"solvers.kernels": kernels.source(), "solvers.fused": fused._SOURCE}
 
 
 # compute_75: T4 (Kaggle's older GPUs); compute_89: L4 (Kaggle's 4-GPU machines); compute_90: H100/H200.
