@@ -231,21 +231,25 @@ extern "C" __global__ void number_objects(const int* local, const int* size, con
     }
 }
 
-// Copy grids between two layouts of one flat uint8 buffer each: one thread per row (up to 30 per
-// grid). Row r of grid i is w[i] bytes at src_base[i] + r * src_pitch[i] in src and at
-// dst_base[i] + r * dst_pitch[i] in dst (pitch = the width of the stack the grid lies in).
+// Copy grids between two layouts of one flat uint8 buffer each: a group of HASH_LANES lanes per
+// grid, taking its cells in reading order (neighbouring lanes, neighbouring bytes; a thread per
+// row looped over the row's bytes, 32 rows apart in a warp). Row r of grid i is w[i] bytes at
+// src_base[i] + r * src_pitch[i] in src and at dst_base[i] + r * dst_pitch[i] in dst (pitch = the
+// width of the stack the grid lies in).
 extern "C" __global__ void copy_rows(const unsigned char* src, unsigned char* dst, long long n,
                                      const long long* src_base, const long long* src_pitch,
                                      const long long* dst_base, const long long* dst_pitch,
                                      const long long* h, const long long* w) {
-    long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (t >= n * 30) return;
-    long long i = t / 30;
-    int r = (int)(t % 30);
-    if (r >= h[i]) return;
-    const unsigned char* s = src + src_base[i] + r * src_pitch[i];
-    unsigned char* d = dst + dst_base[i] + r * dst_pitch[i];
-    for (int c = 0; c < (int)w[i]; ++c) d[c] = s[c];
+    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / HASH_LANES;
+    if (i >= n) return;  // nothing warp-wide below: the lanes past the end may leave
+    const int wi = (int)w[i], cells = (int)h[i] * wi;
+    const unsigned char* s = src + src_base[i];
+    unsigned char* d = dst + dst_base[i];
+    const long long sp = src_pitch[i], dp = dst_pitch[i];
+    for (int q = threadIdx.x % HASH_LANES; q < cells; q += HASH_LANES) {
+        const int r = cell_row(q, wi), c = q - r * wi;
+        d[r * dp + c] = s[r * sp + c];
+    }
 }
 
 // Deduplication (pipeline.keyset.HashKeySet): an open-addressing table of 64-bit keys with linear
@@ -1038,7 +1042,7 @@ def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> N
         return
     src = xp.ascontiguousarray(src)
     args = [per_grid_arg(xp, a, n) for a in (src_base, src_pitch, dst_base, dst_pitch, h, w)]
-    grid, block = thread_launch(n * 30)
+    grid, block = thread_launch(n * HASH_LANES)
     _kernel("copy_rows")(grid, block, (src, dst, np.int64(n), *args))
 
 
