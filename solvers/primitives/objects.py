@@ -104,15 +104,17 @@ def pick_per_grid(xp, owner, score, first, shape):
 
 
 def _by_size(xp, g, conn: int, by_colour: bool, largest: bool):
-    """Per grid of ``g``, the label (of its labelling) of its largest (or smallest) object; ties:
-    first in reading order; 0 where it has none. Made once per stack (several transforms ask)."""
+    """The labels of ``g``'s labelling and, per grid, the label of its largest (or smallest)
+    object; ties: first in reading order; 0 where it has none. One labelling (also outside a
+    stack-cache scope); inside one, the picks too are made once per stack."""
+    labelling = _labelling(xp, g, conn, by_colour)
+    labels, owner, sizes, first = labelling[:4]
     if kernels.enabled(xp):  # picked by the labelling's kernels
-        return _labelling(xp, g, conn, by_colour)[4][:, 0 if largest else 1]
+        return labels, labelling[4][:, 0 if largest else 1]
 
     def pick():
-        labels, owner, sizes, first = label_objects(xp, g, conn, by_colour)
         return pick_per_grid(xp, owner, -sizes if largest else sizes, first, labels.shape)
-    return per_stack(g, ("by size", conn, bool(by_colour), bool(largest)), pick)
+    return labels, per_stack(g, ("by size", conn, bool(by_colour), bool(largest)), pick)
 
 
 def _crop_chosen(xp, g, labels, chosen):
@@ -126,22 +128,19 @@ def _crop_chosen(xp, g, labels, chosen):
 @primitive(OBJECT_KINDS, pad="crop")
 def largest_object(xp, g, conn, by_colour):
     """Crop to the largest object (by cell count; ties: first in reading order); others erased."""
-    labels = label_objects(xp, g, conn, by_colour)[0]
-    return _crop_chosen(xp, g, labels, _by_size(xp, g, conn, by_colour, largest=True))
+    return _crop_chosen(xp, g, *_by_size(xp, g, conn, by_colour, largest=True))
 
 
 @primitive(OBJECT_KINDS, pad="crop")
 def smallest_object(xp, g, conn, by_colour):
     """Crop to the smallest object (by cell count; ties: first in reading order); others erased."""
-    labels = label_objects(xp, g, conn, by_colour)[0]
-    return _crop_chosen(xp, g, labels, _by_size(xp, g, conn, by_colour, largest=False))
+    return _crop_chosen(xp, g, *_by_size(xp, g, conn, by_colour, largest=False))
 
 
 @primitive(((8, True), (8, False)), pad="inplace")
 def keep_largest_object(xp, g, conn, by_colour):
     """Erase everything but the largest object, in place."""
-    labels = label_objects(xp, g, conn, by_colour)[0]
-    chosen = _by_size(xp, g, conn, by_colour, largest=True)
+    labels, chosen = _by_size(xp, g, conn, by_colour, largest=True)
     if kernels.enabled(xp):
         return kernels.keep_label(xp, labels, chosen, g, keep=True)
     return xp.where(labels == chosen[:, None, None], g, g.dtype.type(0))
@@ -150,8 +149,7 @@ def keep_largest_object(xp, g, conn, by_colour):
 @primitive(((8, True), (8, False)), pad="inplace")
 def remove_largest_object(xp, g, conn, by_colour):
     """Erase the largest object, in place."""
-    labels = label_objects(xp, g, conn, by_colour)[0]
-    chosen = _by_size(xp, g, conn, by_colour, largest=True)
+    labels, chosen = _by_size(xp, g, conn, by_colour, largest=True)
     if kernels.enabled(xp):
         return kernels.keep_label(xp, labels, chosen, g, keep=False)
     return xp.where((labels == chosen[:, None, None]) & (labels > 0), g.dtype.type(0), g)
