@@ -146,19 +146,23 @@ class PaddedLayout:
         if xp is not np and items.count * sides[-1] ** 2 <= limit:
             sides = sides[-1:]
         host_sides = list(sides)
+        S = len(host_sides)
         sides = xp.asarray(np.array(sides))
-        bh = sides[xp.searchsorted(sides, items.h)]
-        bw = sides[xp.searchsorted(sides, items.w)]
-        key = bh * 64 + bw
+        # Bucket of each item: its sides' places among the bucket sides, rows first.
+        key = xp.searchsorted(sides, items.h) * S + xp.searchsorted(sides, items.w)
+        order, begins = stable_group(xp, key)
+        begins = np.r_[to_host(begins[:S * S]), items.count].tolist()
         self.buckets = []
         # Per item: where its grid starts in the padded buffer, and the width of its bucket.
         self.base = xp.zeros(items.count, dtype=xp.int64)
         self.pitch = xp.zeros(items.count, dtype=xp.int64)
         offset = 0
-        for k in sorted(int(v) for v in xp.unique(key).tolist()):
-            H, W = divmod(k, 64)
-            idx = xp.nonzero(key == k)[0]
-            m = int(idx.shape[0])
+        for k in range(S * S):
+            m = begins[k + 1] - begins[k]
+            if not m:
+                continue
+            H, W = host_sides[k // S], host_sides[k % S]
+            idx = order[begins[k]:begins[k + 1]]
             self.base[idx] = offset + xp.arange(m, dtype=xp.int64) * (H * W)
             self.pitch[idx] = W
             self.buckets.append((H, W, idx, offset))
@@ -174,7 +178,7 @@ class PaddedLayout:
         # arrays do not prompt (a depth-3 CPU run held every block's layout: 18.9 GB peak).
         self._items = weakref.ref(items)
         self._dest = None
-        self._per_bucket: dict = {}
+        self._per_bucket: dict = {"order": order}  # the buckets' idx one after another
         self.buffer = self.scatter(items.cells)
 
     @property
@@ -284,10 +288,27 @@ def shape_runs(h, w) -> list:
 
 
 def sort_by_shape(items: Items) -> Items:
-    """The same grids, reordered so that each shape is one contiguous group."""
+    """The same grids, reordered so that each shape is one contiguous group (shapes in order of
+    rows, then columns; grids of one shape in their order)."""
     xp = items.xp
-    order = xp.lexsort(xp.stack([xp.arange(items.count), items.w, items.h]))
+    # Sides are 1..MAX_SIDE (30): below 32, so the key fits group_order's 0..1023.
+    order, _ = stable_group(xp, items.h * 32 + items.w)
     return items.take(order, grouped=True)
+
+
+def stable_group(xp, key):
+    """``(order, begins)``: the positions of ``key`` (ints in 0..1023) ordered by key, equal keys
+    in position order, and where each key's run begins in ``order`` (1024 values), on ``key``'s
+    device. On a GPU with the kernels, a counting sort (``kernels.group_order``); otherwise a
+    stable sort (NumPy's of 16-bit ints is a radix sort)."""
+    if kernels.enabled(xp):
+        return kernels.group_order(xp, key)
+    counts = xp.bincount(key, minlength=kernels.GROUP_KEYS)
+    if xp is np:
+        order = np.argsort(key.astype(np.int16), kind="stable")
+    else:
+        order = xp.lexsort(xp.stack([xp.arange(key.shape[0]), key]))
+    return order.astype(xp.int64, copy=False), xp.cumsum(counts) - counts
 
 
 def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:

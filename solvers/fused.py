@@ -676,6 +676,30 @@ extern "C" __global__ void label_paint(const unsigned char* g, const int* labels
     out[t] = mode == 0 ? (v == 1 ? 0 : g[t]) : (lab > 0 ? (unsigned char)(v < 1 ? 1 : (v > 9 ? 9 : v)) : 0);
 }
 
+// recolour.color_by_rank: each object's cells painted the dense rank of its size among its grid's
+// objects (1: the largest; past 9: 9), the background 0. A block per grid of the labels' stack marks
+// the sizes present (1..cells), counts them from the largest down, then paints. (The array calls
+// rank (grid, size) keys with a sort: CuPy's sorts load Thrust's library on first use.)
+extern "C" __global__ void size_rank_paint(const int* labels, const long long* sizes, int cells, unsigned char* out) {
+    __shared__ int rank[1025];
+    const int t = threadIdx.x;
+    const long long at = (long long)blockIdx.x * cells;
+    for (int s = t; s <= cells; s += blockDim.x) rank[s] = 0;
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        const int lab = labels[at + k];
+        if (lab > 0) rank[sizes[lab]] = 1;
+    }
+    __syncthreads();
+    if (t == 0)
+        for (int s = cells, r = 0; s >= 1; --s) { r += rank[s]; rank[s] = r; }
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        const int lab = labels[at + k];
+        out[at + k] = lab > 0 ? (unsigned char)min(9, rank[sizes[lab]]) : 0;
+    }
+}
+
 // geometry.crop_minority's mask: the real cells (inside h x w) that differ from the grid's most
 // frequent colour, background included (the padding's cells taken out of colour 0's count;
 // first of equals), a thread per cell of the zero-padded (n, H, W) stack.
@@ -975,6 +999,18 @@ def label_paint(xp, g, labels, value, erase_single: bool):
         grid, block = thread_launch(g.size)
         _kernel("label_paint")(grid, block, (g, labels, xp.ascontiguousarray(value, dtype=xp.int64), np.int64(g.size),
                                              np.int32(0 if erase_single else 1), out))
+    return out
+
+
+def size_rank_paint(xp, labels, sizes):
+    """``recolour.color_by_rank`` from the labelling (``labels`` (n, H, W), ``sizes`` per label) in
+    one kernel, without a sort."""
+    labels = xp.ascontiguousarray(labels)
+    n, H, W = labels.shape
+    out = xp.empty(labels.shape, dtype=xp.uint8)
+    if labels.size:
+        _kernel("size_rank_paint")((n,), (loop_threads(H * W),),
+                                   (labels, xp.ascontiguousarray(sizes, dtype=xp.int64), np.int32(H * W), out))
     return out
 
 

@@ -231,6 +231,51 @@ extern "C" __global__ void number_objects(const int* local, const int* size, con
     }
 }
 
+// Stable grouping by a small key (group_order): the positions of n items ordered by key (0..1023),
+// equal keys in position order, as a counting sort (no sort: CuPy's sorts load Thrust's library,
+// 40-60 ms in a process's first search). Each warp takes a chunk of consecutive items. The first
+// kernel counts each chunk's keys into hist[key * chunks + chunk] (key-major: an exclusive prefix
+// sum over hist is each chunk's first place for each key); the second puts each chunk's items
+// there, 32 at a time: a lane's rank among the round's lanes with its key by shuffles, then the
+// last of them moves the key's next place on.
+#define GROUP_WARPS 8
+extern "C" __global__ void key_chunk_counts(const int* key, long long n, long long chunk, long long chunks,
+                                            int* hist) {
+    __shared__ int count[GROUP_WARPS][1024];
+    int wid = threadIdx.x / 32, lane = threadIdx.x % 32;
+    long long c = (long long)blockIdx.x * GROUP_WARPS + wid;
+    if (c >= chunks) return;  // the whole warp
+    for (int k = lane; k < 1024; k += 32) count[wid][k] = 0;
+    __syncwarp();
+    long long hi = min(n, (c + 1) * chunk);
+    for (long long i = c * chunk + lane; i < hi; i += 32) atomicAdd(&count[wid][key[i]], 1);
+    __syncwarp();
+    for (int k = lane; k < 1024; k += 32) hist[k * chunks + c] = count[wid][k];
+}
+extern "C" __global__ void key_chunk_place(const int* key, long long n, long long chunk, long long chunks,
+                                           const long long* first, long long* order) {
+    __shared__ long long next[GROUP_WARPS / 2][1024];
+    int wid = threadIdx.x / 32, lane = threadIdx.x % 32;
+    long long c = (long long)blockIdx.x * (GROUP_WARPS / 2) + wid;
+    if (c >= chunks) return;  // the whole warp
+    for (int k = lane; k < 1024; k += 32) next[wid][k] = first[k * chunks + c];
+    __syncwarp();
+    long long hi = min(n, (c + 1) * chunk);
+    for (long long at = c * chunk; at < hi; at += 32) {
+        long long i = at + lane;
+        int k = i < hi ? key[i] : -1, before = 0, same = 0;
+        for (int j = 0; j < 32; ++j) {
+            int other = __shfl_sync(0xffffffffu, k, j);
+            if (other == k) { ++same; before += j < lane; }
+        }
+        long long place = k >= 0 ? next[wid][k] + before : 0;
+        if (k >= 0) order[place] = i;
+        __syncwarp();
+        if (k >= 0 && before == same - 1) next[wid][k] = place + 1;
+        __syncwarp();
+    }
+}
+
 // Copy grids between two layouts of one flat uint8 buffer each: a group of HASH_LANES lanes per
 // grid, taking its cells in reading order (neighbouring lanes, neighbouring bytes; a thread per
 // row looped over the row's bytes, 32 rows apart in a warp). Row r of grid i is w[i] bytes at
@@ -1028,6 +1073,34 @@ def sum_into(xp, x, out, negate: bool = False) -> None:
     blocks = min(1024, (n + 255) // 256)
     _kernel(name)((blocks,), (256,), (xp.ascontiguousarray(x), np.int64(n), np.int64(-1 if negate else 1),
                                           out.view(xp.uint64)))
+
+
+GROUP_KEYS = 1024  # keys of group_order: 0..1023
+_GROUP_WARPS = 8  # as GROUP_WARPS in the source
+
+
+def group_order(xp, key):
+    """The positions of ``key``'s items (ints in 0..1023) ordered by key, equal keys in position
+    order (a stable argsort), and where each key's run begins in that order (int64, one per key),
+    both on the device. A counting sort in two kernels and a prefix sum: CuPy's sorts load
+    Thrust's library on first use (40-60 ms of a process's first search)."""
+    n = int(key.shape[0])
+    if n == 0:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(GROUP_KEYS, dtype=xp.int64)
+    key = xp.ascontiguousarray(key, dtype=xp.int32)
+    # Chunks of at least 256 items, at most about 2048 of them (the counts: 1024 per chunk).
+    chunk = max(256, 1 << (max(1, -(-n // 2048)) - 1).bit_length())
+    chunks = -(-n // chunk)
+    hist = xp.empty(GROUP_KEYS * chunks, dtype=xp.int32)
+    _kernel("key_chunk_counts")((-(-chunks // _GROUP_WARPS),), (32 * _GROUP_WARPS,),
+                                (key, np.int64(n), np.int64(chunk), np.int64(chunks), hist))
+    first = xp.cumsum(hist, dtype=xp.int64)
+    first -= hist
+    order = xp.empty(n, dtype=xp.int64)
+    per_block = _GROUP_WARPS // 2
+    _kernel("key_chunk_place")((-(-chunks // per_block),), (32 * per_block,),
+                               (key, np.int64(n), np.int64(chunk), np.int64(chunks), first, order))
+    return order, first[::chunks]
 
 
 def copy_rows(xp, src, dst, src_base, src_pitch, dst_base, dst_pitch, h, w) -> None:

@@ -225,6 +225,23 @@ def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
     assert dev.asnumpy(out).tolist() == [7 + int(flags.sum()), 5 - int(values.sum())]
 
 
+@pytest.mark.parametrize("n,keys", [(0, 5), (1, 1), (33, 3), (5000, 1024), (300_000, 40), (300_000, 1)])
+def test_group_order_is_a_stable_argsort(dev, n, keys):
+    """kernels.group_order (a counting sort over chunks, no sort) gives NumPy's stable argsort of
+    keys in 0..1023 and where each key's run begins, for chunks of 256 to 512 items, keys that
+    repeat within a warp's round, one key only, and every key."""
+    from solvers import kernels
+
+    rng = np.random.default_rng(n + keys)
+    key = rng.integers(0, keys, n)
+    if n > 1000:
+        key[n // 3: n // 3 + 700] = keys - 1  # a long run of one key across chunks
+    order, begins = kernels.group_order(dev.xp, dev.asarray(key))
+    counts = np.bincount(key, minlength=kernels.GROUP_KEYS)
+    assert dev.asnumpy(order).tolist() == np.argsort(key, kind="stable").tolist()
+    assert dev.asnumpy(begins).tolist() == (np.cumsum(counts) - counts).tolist()
+
+
 def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids

@@ -68,9 +68,9 @@ def color_by_rank(xp, g):
     Objects of equal size share a rank (dense ranking); ranks past 9 are painted 9.
     """
     labels, owner, sizes, _ = label_objects(xp, g, 4, True)
-    ranks = size_ranks(xp, owner, sizes)
     if kernels.enabled(xp):
-        return fused.label_paint(xp, g, labels, ranks, erase_single=False)
+        return fused.size_rank_paint(xp, labels, sizes)
+    ranks = size_ranks(xp, owner, sizes)
     return xp.where(labels > 0, _code(xp, ranks)[labels], g.dtype.type(0))
 
 
