@@ -4,6 +4,8 @@ task's search never looks at other tasks (see :mod:`pipeline.search`).
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import time
 from dataclasses import dataclass, field
@@ -99,6 +101,24 @@ def block_cells_for_memory(free: int, total: int, limit: int, gpu_share: int = 1
 
 
 def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):
+    with objects_frozen():
+        return _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
+
+
+@contextlib.contextmanager
+def objects_frozen():
+    """Keep the objects that exist now (modules, CuPy's and SciPy's among them: hundreds of
+    thousands) out of Python's full garbage collections until the block ends (``gc.freeze``),
+    so that the collections that the search's own objects prompt scan only those: each full
+    collection otherwise walks them all."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):
     start = time.perf_counter()
     problem = Problem(tasks, xp, seed)
     search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells)

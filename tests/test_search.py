@@ -574,3 +574,31 @@ def test_pending_queue_absorbs_early_only_where_that_saves_copying_its_cells():
     pending.add(own)
     late = output(pending.cells(10))
     assert pending.joins(late)  # the queue is no longer one view: nothing to save
+
+
+def test_search_keeps_older_objects_out_of_full_collections_only_while_it_runs(monkeypatch):
+    """engine._search freezes the objects that existed before it (gc.freeze) for the search's
+    duration and unfreezes them after, also when the search raises."""
+    import gc
+
+    from pipeline import engine
+
+    seen = []
+    real = engine._search_unfrozen
+
+    def probe(*args, **kwargs):
+        seen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_search_unfrozen", probe)
+    tasks, _ = load_tasks("arc1-train", 2)
+    engine._search(np, tasks, 1, 0, None, 100, None)
+    assert seen and seen[0] > 1000 and gc.get_freeze_count() == 0
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "_search_unfrozen", fail)
+    with pytest.raises(RuntimeError):
+        engine._search(np, tasks, 1, 0, None, 100, None)
+    assert gc.get_freeze_count() == 0
