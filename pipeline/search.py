@@ -81,7 +81,7 @@ class Search:
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
-        self.test_grids = TestGrids(problem)  # the boards' candidates' test outputs, on their way
+        self.test_grids = TestGrids(problem, wanted=self._board_candidates)  # the boards' candidates' test outputs
         self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
         self._threshold_version = -1
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
@@ -967,6 +967,10 @@ class Search:
             return made
 
         self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)
+
+    def _board_candidates(self) -> set:
+        """The ids of the candidates on the boards now (whose test outputs are wanted)."""
+        return {id(cand) for board in self.boards for cand in board}
 
     def _device_thresholds(self):
         """The boards' thresholds on the array device (copied again only after they change: a copy

@@ -39,10 +39,13 @@ class _Batch:
 class TestGrids:
     """The queue of test grids of one search (see the module's docstring)."""
 
-    def __init__(self, problem, flush_cells: int = 1 << 26):
+    def __init__(self, problem, flush_cells: int = 1 << 26, wanted=None):
         self.p = problem
         self.xp = problem.xp
         self.flush_cells = flush_cells
+        # ``wanted()``: the ids (``id``) of the candidates whose test outputs are still wanted (those
+        # on a board: one that fell off never comes back); the others' grids stay on the device.
+        self.wanted = wanted
         self.max_tests = int(to_host((problem.n_samples - problem.n_train).max())) if len(problem.tasks) else 0
         self._batches: list[_Batch] = []
         self._cells = 0
@@ -72,10 +75,12 @@ class TestGrids:
         inside = pos < (h * w)[:, None]
         src = xp.where(inside, out.start[at][:, None] + pos, 0)
         cells = xp.where(inside, out.cells[src], xp.uint8(0))
-        self._batches.append(_Batch(cells, h, w, K, list(candidates), list(luts), keep))
-        self._cells += m * K * SLOT
+        # The batches queued before cross when they hold enough cells (now, not after this one:
+        # its candidates are not on their boards yet).
         if self._cells >= self.flush_cells:
             self.flush()
+        self._batches.append(_Batch(cells, h, w, K, list(candidates), list(luts), keep))
+        self._cells += m * K * SLOT
 
     def flush(self) -> None:
         """Copy every queued grid to the host (one copy) and give the candidates their test
@@ -83,11 +88,22 @@ class TestGrids:
         batches, self._batches, self._cells = self._batches, [], 0
         if not batches:
             return
-        host = to_host_all(*(a for b in batches for a in (b.cells, b.h, b.w)))
-        for k, b in enumerate(batches):
+        wanted = None if self.wanted is None else self.wanted()
+        rows = [[j for j, cand in enumerate(b.candidates) if wanted is None or id(cand) in wanted] for b in batches]
+        arrays = []
+        for b, kept in zip(batches, rows):
+            if len(kept) < len(b.candidates):  # only the wanted candidates' slots cross
+                slots, _ = to_device_async(self.xp, (np.asarray(kept, dtype=np.int64)[:, None] * b.tests
+                                                     + np.arange(b.tests)).reshape(-1))
+                arrays += [b.cells[slots], b.h[slots], b.w[slots]]
+            else:
+                arrays += [b.cells, b.h, b.w]
+        host = to_host_all(*arrays)
+        for k, (b, kept) in enumerate(zip(batches, rows)):
             cells, h, w = host[3 * k:3 * k + 3]
-            for j, (cand, lut) in enumerate(zip(b.candidates, b.luts)):
+            for r, j in enumerate(kept):
+                cand, lut = b.candidates[j], b.luts[j]
                 grids = [cells[s, :h[s] * w[s]].reshape(h[s], w[s])
-                         for s in range(j * b.tests, (j + 1) * b.tests) if h[s]]
+                         for s in range(r * b.tests, (r + 1) * b.tests) if h[s]]
                 cand.test_outputs = grids if lut is None else [lut[g] for g in grids]
 

@@ -237,16 +237,27 @@ def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real
     """Candidates' test outputs queued on the device and copied later (pipeline/test_grids.py)
     are the same whether they cross after every queued batch or once at the end, and every
     candidate on a board has one per test input of its task."""
+    made = []
+
     def run(flush_cells):
         search = Search(Problem(real_tasks, np), states_per_task=60)
         search.test_grids.flush_cells = flush_cells
+        queue = search.test_grids.queue
+        search.test_grids.queue = lambda block, out, idx, cands, luts: (made.extend(cands),
+                                                                         queue(block, out, idx, cands, luts))
         search.run(2)
         return search
 
-    each, once = run(1), run(10**12)
+    each = run(1)
+    made.clear()
+    once = run(10**12)
     assert _outcome(each) == _outcome(once)
     for task, board in zip(real_tasks, once.boards):
         assert board and all(len(c.test_outputs) == len(task.test_inputs) for c in board)
+    # Crossing once at the end, only the candidates still on a board get their grids.
+    on_board = {id(c) for board in once.boards for c in board}
+    dropped = [c for c in made if id(c) not in on_board]
+    assert dropped and all(c.test_outputs == [] for c in dropped)
 
 
 def test_elementwise_lookup_tables_match_the_primitives():
