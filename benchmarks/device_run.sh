@@ -57,7 +57,7 @@
 #            scored together up to 4, 8 and 16 block sizes of cells
 #   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
 #            with the tree in .old and this one, twice alternating: wall and level times
-#   abab2w   abab3w at depth 2
+#   abab2w   abab3w at depth 2;  abab4w: at depth 4
 #   abab3l4  depth 3 with CuPy's pool capped at 22 GiB (an L4's usable memory), .old and this tree
 #            alternating, two runs per process (the first: a fresh process's)
 #   sidesw3  depth 3 unsynchronised, three runs in a process, with the GPU's bucket sides (10, 30)
@@ -190,7 +190,7 @@ for step in "$@"; do
                  CUPY_GPU_MEMORY_LIMIT=23622320128 PYTHONPATH=/tmp/site:$pp timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth 3 --repeat 2 --top 0 2>&1 | tee -a "$out/abab3l4.txt" | grep -E "^400 tasks|^levels" | sed "s/^/$t /"
                done
              done ;;
-    abab3w|abab2w) d=${step:4:1}
+    abab3w|abab2w|abab4w) d=${step:4:1}
             for i in 1 2; do
               PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
               timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/new /"
