@@ -16,6 +16,7 @@
 #   scale3x2 depth 3 on 1 and 2 GPUs in one process with its shard workers kept, 3 times alternating
 #            (warm scaling: no process start-up; benchmarks/shard_scaling.py)
 #   abwarm2  warm2 with the tree in .old and this tree, alternating, twice
+#   envab2   depth 2 as abab2w, this tree without and with the setting ENVAB=NAME=VALUE (envab3: depth 3)
 #   d3full2  depth 3 on all arc1-train on 2 GPUs;  d3c200x2: first 200 tasks on 1 and 2 GPUs
 #   prof2    profile depth 2 on one GPU (per primitive and host-side cProfile, second run warm)
 #   prof3    profile depth 3 on the first 100 tasks on one GPU
@@ -194,6 +195,11 @@ for step in "$@"; do
             for i in 1 2; do
               PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/old /"
               timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels|^gc" | sed "s/^/new /"
+            done ;;
+    envab2|envab3) d=${step:5:1}  # this tree without and with the environment setting $ENVAB (NAME=VALUE), alternating
+            for i in 1 2; do
+              timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels" | sed "s/^/base /"
+              env "$ENVAB" timeout 200 python3 benchmarks/profile_search.py --gpu --no-sync --depth $d --repeat 3 --top 0 2>&1 | tee -a "$out/$step.txt" | grep -E "^400 tasks|^levels" | sed "s/^/env  /"
             done ;;
     abwarm2) for i in 1 2; do  # a fresh process's first depth-2 search: .old, this tree, alternating
                PYTHONPATH=/tmp/site:$PWD/.old timeout 200 python3 .old/benchmarks/warm_start.py --gpu 0 --depth 2 --count 0 2>&1 | tee -a "$out/abwarm2.txt" | sed "s/^/old /"

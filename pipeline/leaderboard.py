@@ -77,20 +77,30 @@ class Leaderboards:
         entered = src[order] >= 0
         if not entered.any():
             return []
-        made = make(src[order][entered])
-        new_of = dict(zip(src[order][entered].tolist(), made))
-        # Rewrite the boards that a new candidate entered (the others are unchanged).
+        picked = src[order]
+        made = make(picked[entered])
+        new_of = dict(zip(picked[entered].tolist(), made))
+        # Rewrite the boards that a new candidate entered (the others are unchanged); boards only
+        # grow, so each keeps its first len(rows) slots. Python values, not NumPy scalars, in the
+        # loop: it runs for hundreds of boards at once.
         tt = t[order]
         starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
         ends = np.r_[starts[1:], len(order)]
         changed = np.logical_or.reduceat(entered, starts)
-        for task, lo, hi in zip(tt[starts[changed]].tolist(), starts[changed].tolist(), ends[changed].tolist()):
-            rows = order[lo:hi]
+        lo_c, hi_c = starts[changed], ends[changed]
+        g_l, src_l, order_l = g.tolist(), src.tolist(), order.tolist()
+        for task, lo, hi in zip(tt[lo_c].tolist(), lo_c.tolist(), hi_c.tolist()):
             old = {c.gid: c for c in self.boards[task]}
-            self.boards[task] = [old[int(g[i])] if src[i] < 0 else new_of[int(src[i])] for i in rows]
-            m = len(rows)
-            self._rank[task, :m], self._gid[task, :m], self._key[task, :m] = r[rows], g[rows], k[rows]
-            if m == self.size and self.threshold[task] != r[rows[-1]]:
-                self.threshold[task] = r[rows[-1]]
-                self.threshold_changes += 1
+            self.boards[task] = [old[g_l[i]] if src_l[i] < 0 else new_of[src_l[i]] for i in order_l[lo:hi]]
+        # The changed boards' arrays in one pass: each row's board and slot.
+        rows = order[np.repeat(changed, ends - starts)]
+        lens = hi_c - lo_c
+        board = np.repeat(tt[lo_c], lens)
+        slot = np.arange(len(rows)) - np.repeat(np.cumsum(lens) - lens, lens)
+        self._rank[board, slot], self._gid[board, slot], self._key[board, slot] = r[rows], g[rows], k[rows]
+        full = lens == self.size
+        last = r[order[hi_c[full] - 1]]
+        moved = self.threshold[tt[lo_c[full]]] != last
+        self.threshold[tt[lo_c[full]][moved]] = last[moved]
+        self.threshold_changes += int(moved.sum())
         return made
