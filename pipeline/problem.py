@@ -409,6 +409,7 @@ class Problem:
         n_test = np.array([len(t.test_inputs) for t in self.tasks], dtype=np.int64)
         self.max_train = int(n_train.max()) if num else 1
         self.max_samples = int((n_train + n_test).max()) if num else 1
+        self.max_tests = int(n_test.max()) if num else 0
         shapes = np.zeros((num, self.max_train, 2), dtype=np.int64)
         offsets = np.zeros((num, self.max_train), dtype=np.int64)
         flat, pos = [], 0

@@ -178,7 +178,7 @@ class Search:
         # it is done (memory: the frontier plus one block's working set).
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
-            builder = _BlockBuilder(self.xp, self.block_cells, self._free_device_memory)
+            builder = _BlockBuilder(self.xp, self.block_cells, len(self.p.tasks), self._free_device_memory)
             pending = self._pending = _Pending(self.xp, self.absorb_cells, self.p.max_samples)
 
             def absorb():
@@ -1252,9 +1252,10 @@ class _BlockBuilder:
     """Collects the new states made from one block and cuts them into blocks of whole tasks of
     about ``block_cells`` cells each (a task larger than that gets a block of its own)."""
 
-    def __init__(self, xp, block_cells: int, free_memory=None):
+    def __init__(self, xp, block_cells: int, num_tasks: int, free_memory=None):
         self.xp = xp
         self.block_cells = block_cells
+        self.num_tasks = num_tasks  # task indices are below it (no device max to find them)
         self.free_memory = free_memory or (lambda: None)
         self.pending: list[Block] = []
         self.oom_fallbacks = 0
@@ -1295,7 +1296,7 @@ class _BlockBuilder:
     def _task_groups(self, blocks: list) -> list:
         """Consecutive runs of the tasks of ``blocks`` that fit a block of cells (by task index)."""
         blocks = [b for b in blocks if b.num_states]
-        n = 1 + max(int(b.task.max()) for b in blocks)
+        n = self.num_tasks
         xp = self.xp  # cells per task counted on the device: only n numbers cross
         cells = sum(to_host(xp.bincount(b.task[b.items.state], weights=b.items.h * b.items.w, minlength=n))
                     for b in blocks)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from solvers.batch import MAX_SIDE
-from solvers.xp import to_device_async, to_host, to_host_all
+from solvers.xp import to_device_async, to_host_all
 
 SLOT = MAX_SIDE * MAX_SIDE  # cells of a grid's slot
 
@@ -46,7 +46,7 @@ class TestGrids:
         # ``wanted()``: the ids (``id``) of the candidates whose test outputs are still wanted (those
         # on a board: one that fell off never comes back); the others' grids stay on the device.
         self.wanted = wanted
-        self.max_tests = int(to_host((problem.n_samples - problem.n_train).max())) if len(problem.tasks) else 0
+        self.max_tests = problem.max_tests  # known on the host (a device max would wait, and load CUB)
         self._batches: list[_Batch] = []
         self._cells = 0
 
