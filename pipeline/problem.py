@@ -81,7 +81,7 @@ class Items:
         xp = self.xp
         h, w = self.h[order], self.w[order]
         sizes = h * w
-        start = xp.cumsum(sizes) - sizes
+        start = kernels.cumsum(xp, sizes) - sizes
         src = self.start[order]
         total = int(sizes.sum()) if sizes.shape[0] else 0
         cells = xp.empty(total, dtype=xp.uint8)
@@ -332,7 +332,7 @@ def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
     w = xp.concatenate([p.w for p in parts])
     sizes = h * w
     return Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
-                 xp.concatenate([p.sample for p in parts]), h, w, xp.cumsum(sizes) - sizes)
+                 xp.concatenate([p.sample for p in parts]), h, w, kernels.cumsum(xp, sizes) - sizes)
 
 
 def follows(xp, a, b) -> bool:

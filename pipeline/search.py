@@ -491,7 +491,7 @@ class Search:
             return None, None
         h, w = xp.concatenate(hs).astype(xp.int64), xp.concatenate(ws).astype(xp.int64)
         sizes = h * w
-        out = Items(xp, None, items.state[src], items.sample[src], h, w, xp.cumsum(sizes) - sizes)
+        out = Items(xp, None, items.state[src], items.sample[src], h, w, kernels.cumsum(xp, sizes) - sizes)
         base, width = xp.concatenate(bases), xp.concatenate(widths)
         buf = xp.concatenate([r.arr.reshape(-1) for r in results])
         total = int(sizes.sum())
@@ -721,7 +721,7 @@ class Search:
         t0 = self._now()
         new_mask = self.seen.insert(key, valid)
         self._count_candidates(valid)  # read once, at the end
-        rank = xp.cumsum(new_mask, dtype=xp.int64)
+        rank = kernels.cumsum(xp, new_mask)
         self.stats.add_time("search.dedup", self._now() - t0)
         t0 = self._now()
         try:
@@ -1240,7 +1240,7 @@ def _colour_tables(xp, num_states: int, cand, hist):
 
 def _subset(xp, block: Block, keep) -> Block:
     """The states of ``block`` where ``keep`` is true (in order, renumbered) with their grids."""
-    local = xp.cumsum(keep) - 1
+    local = kernels.cumsum(xp, keep) - 1
     sel = xp.nonzero(keep[block.items.state])[0]
     items = block.items.take(sel, grouped=True)
     items.state = local[items.state]

@@ -231,6 +231,72 @@ extern "C" __global__ void number_objects(const int* local, const int* size, con
     }
 }
 
+// Running sums (cumsum): a block of SCAN_THREADS threads takes SCAN_ITEMS consecutive values per
+// thread. scan_block_sums writes each block's total; the totals are scanned the same way (one
+// block, or recursively); scan_apply writes each value's running sum plus its block's offset.
+// Three small launches: CuPy's cumsum (CUB) costs about 80 us of the host's time per call and
+// loads CUB's scan kernels, for each type, in a process's first search.
+#define SCAN_THREADS 256
+#define SCAN_ITEMS 4
+template <class Values>
+__device__ long long scan_load(Values x, long long n, long long i) { return i < n ? (long long)x[i] : 0; }
+// The block's inclusive running sum of the thread totals v (in thread order); returns the
+// thread's exclusive prefix and writes the block's total to *total.
+__device__ long long block_exclusive(long long v, long long* total) {
+    __shared__ long long warp_sum[SCAN_THREADS / 32];
+    int lane = threadIdx.x % 32, wid = threadIdx.x / 32;
+    long long inc = v;
+    for (int d = 1; d < 32; d <<= 1) {
+        long long o = __shfl_up_sync(0xffffffffu, inc, d);
+        if (lane >= d) inc += o;
+    }
+    if (lane == 31) warp_sum[wid] = inc;
+    __syncthreads();
+    if (wid == 0) {
+        long long w = lane < SCAN_THREADS / 32 ? warp_sum[lane] : 0, wi = w;
+        for (int d = 1; d < 32; d <<= 1) {
+            long long o = __shfl_up_sync(0xffffffffu, wi, d);
+            if (lane >= d) wi += o;
+        }
+        if (lane < SCAN_THREADS / 32) warp_sum[lane] = wi - w;  // exclusive over warps
+        if (lane == SCAN_THREADS / 32 - 1) *total = wi;
+    }
+    __syncthreads();
+    return warp_sum[wid] + inc - v;
+}
+template <class Values>
+__device__ void scan_block_sums(Values x, long long n, long long* sums) {
+    __shared__ long long total;
+    long long base = (long long)blockIdx.x * SCAN_THREADS * SCAN_ITEMS + (long long)threadIdx.x * SCAN_ITEMS, v = 0;
+    for (int j = 0; j < SCAN_ITEMS; ++j) v += scan_load(x, n, base + j);
+    block_exclusive(v, &total);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+template <class Values>
+__device__ void scan_apply(Values x, long long n, const long long* offsets, long long* out) {
+    __shared__ long long total;
+    long long base = (long long)blockIdx.x * SCAN_THREADS * SCAN_ITEMS + (long long)threadIdx.x * SCAN_ITEMS, v = 0;
+    long long vals[SCAN_ITEMS];
+    for (int j = 0; j < SCAN_ITEMS; ++j) { vals[j] = scan_load(x, n, base + j); v += vals[j]; }
+    long long run = block_exclusive(v, &total) + offsets[blockIdx.x];
+    for (int j = 0; j < SCAN_ITEMS; ++j) {
+        run += vals[j];
+        if (base + j < n) out[base + j] = run;
+    }
+}
+extern "C" __global__ void scan_sums_int64(const long long* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
+extern "C" __global__ void scan_sums_int32(const int* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
+extern "C" __global__ void scan_sums_bool(const bool* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
+extern "C" __global__ void scan_apply_int64(const long long* x, long long n, const long long* offsets, long long* out) {
+    scan_apply(x, n, offsets, out);
+}
+extern "C" __global__ void scan_apply_int32(const int* x, long long n, const long long* offsets, long long* out) {
+    scan_apply(x, n, offsets, out);
+}
+extern "C" __global__ void scan_apply_bool(const bool* x, long long n, const long long* offsets, long long* out) {
+    scan_apply(x, n, offsets, out);
+}
+
 // Stable grouping by a small key (group_order): the positions of n items ordered by key (0..1023),
 // equal keys in position order, as a counting sort (no sort: CuPy's sorts load Thrust's library,
 // 40-60 ms in a process's first search). Each warp takes a chunk of consecutive items. The first
@@ -1046,7 +1112,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
         _kernel("object_roots")((n,), (loop_threads(cells),),
                                 (g, local, size, objects, picks, np.int32(H), np.int32(W), np.int32(conn),
                                  np.int32(bool(by_colour))))
-    ends = xp.cumsum(objects, dtype=xp.int64)
+    ends = cumsum(xp, objects)
     total = int(ends[-1]) if n else 0
     labels = xp.zeros(g.shape, dtype=xp.int32)
     owner = xp.zeros(total + 1, dtype=xp.int64)
@@ -1075,6 +1141,31 @@ def sum_into(xp, x, out, negate: bool = False) -> None:
                                           out.view(xp.uint64)))
 
 
+_SCAN_BLOCK = 256 * 4  # values per block of the scan kernels (SCAN_THREADS * SCAN_ITEMS)
+
+
+def cumsum(xp, x):
+    """``xp.cumsum(x)`` of a 1-D bool, int32 or int64 array, as int64. On a GPU with the kernels,
+    three launches of this module's (two per level of blocks); CuPy's cumsum costs about 80 us of
+    host time per call and loads CUB's scan kernels, per type, in a process's first search."""
+    if not enabled(xp) or x.ndim != 1 or x.dtype.name not in ("bool", "int32", "int64"):
+        return xp.cumsum(x, dtype=xp.int64)
+    n = int(x.shape[0])
+    out = xp.empty(n, dtype=xp.int64)
+    if n == 0:
+        return out
+    x = xp.ascontiguousarray(x)
+    blocks = -(-n // _SCAN_BLOCK)
+    offsets = xp.zeros(1, dtype=xp.int64)  # one block: no offset
+    if blocks > 1:
+        sums = xp.empty(blocks, dtype=xp.int64)
+        _kernel("scan_sums_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), sums))
+        offsets = cumsum(xp, sums)
+        offsets -= sums  # each block's exclusive offset
+    _kernel("scan_apply_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), offsets, out))
+    return out
+
+
 GROUP_KEYS = 1024  # keys of group_order: 0..1023
 _GROUP_WARPS = 8  # as GROUP_WARPS in the source
 
@@ -1094,7 +1185,7 @@ def group_order(xp, key):
     hist = xp.empty(GROUP_KEYS * chunks, dtype=xp.int32)
     _kernel("key_chunk_counts")((-(-chunks // _GROUP_WARPS),), (32 * _GROUP_WARPS,),
                                 (key, np.int64(n), np.int64(chunk), np.int64(chunks), hist))
-    first = xp.cumsum(hist, dtype=xp.int64)
+    first = cumsum(xp, hist)
     first -= hist
     order = xp.empty(n, dtype=xp.int64)
     per_block = _GROUP_WARPS // 2
@@ -1179,8 +1270,8 @@ def crop_sides(xp, res, m: int, out: tuple) -> None:
 def crop_counts(xp, ok, size):
     """Running counts for :func:`crop_take`: of the kept grids (``ok``, of :func:`crop_sides`) and
     of their cells (``size``), inclusive, and the two totals as one (2,) array (fetched in one copy)."""
-    kept = xp.cumsum(ok, dtype=xp.int64)
-    cells = xp.cumsum(size, dtype=xp.int64)
+    kept = cumsum(xp, ok)
+    cells = cumsum(xp, size)
     totals = xp.concatenate((kept[-1:], cells[-1:])) if ok.shape[0] else xp.zeros(2, dtype=xp.int64)
     return kept, cells, totals
 

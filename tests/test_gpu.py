@@ -225,6 +225,24 @@ def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
     assert dev.asnumpy(out).tolist() == [7 + int(flags.sum()), 5 - int(values.sum())]
 
 
+@pytest.mark.parametrize("n", [0, 1, 255, 1024, 1025, 5000, 1_100_000])
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
+def test_cumsum_kernels_give_numpys_running_sums(dev, n, dtype):
+    """kernels.cumsum (block totals, their running sums, then each block's values: recursive past
+    1024 blocks) gives NumPy's cumsum as int64, at block edges and past them, and for a
+    non-contiguous view."""
+    from solvers import kernels
+
+    rng = np.random.default_rng(n)
+    values = {"bool": rng.random(n) < 0.4, "int32": rng.integers(-1000, 1000, n, dtype=np.int32),
+              "int64": rng.integers(-(2**40), 2**40, n)}[dtype]
+    got = kernels.cumsum(dev.xp, dev.asarray(values))
+    assert got.dtype == np.int64 and dev.asnumpy(got).tolist() == np.cumsum(values, dtype=np.int64).tolist()
+    if n > 2:
+        got = kernels.cumsum(dev.xp, dev.asarray(values)[::2])
+        assert dev.asnumpy(got).tolist() == np.cumsum(values[::2], dtype=np.int64).tolist()
+
+
 @pytest.mark.parametrize("n,keys", [(0, 5), (1, 1), (33, 3), (5000, 1024), (300_000, 40), (300_000, 1)])
 def test_group_order_is_a_stable_argsort(dev, n, keys):
     """kernels.group_order (a counting sort over chunks, no sort) gives NumPy's stable argsort of
