@@ -121,17 +121,8 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
     long long i = blockIdx.x;
     const int BIG = 1 << 30;
     for (int k = t; k < cells; k += blockDim.x) {
-        col[k] = g[i * cells + k]; count[k] = 0;
-    }
-    __syncthreads();
-    // Each cell starts labelled with the first cell of its run along its row (a cell of its
-    // object, no later than itself): the rounds below then start from whole runs, not cells.
-    for (int k = t; k < cells; k += blockDim.x) {
-        unsigned char v = col[k];
-        int s = k;
-        if (v)
-            for (int x = cell_col(k, W); x > 0 && (by_colour ? col[s - 1] == v : col[s - 1] != 0); --x) --s;
-        lab[k] = v ? s : BIG;
+        unsigned char v = g[i * cells + k];
+        lab[k] = v ? k : BIG; col[k] = v; count[k] = 0;
     }
     __syncthreads();
     while (true) {
