@@ -90,15 +90,17 @@ class TestGrids:
             return
         wanted = None if self.wanted is None else self.wanted()
         rows = [[j for j, cand in enumerate(b.candidates) if wanted is None or id(cand) in wanted] for b in batches]
-        arrays = []
+        arrays, staged = [], []  # staged: host memory the device copies from, kept until the copy back
         for b, kept in zip(batches, rows):
             if len(kept) < len(b.candidates):  # only the wanted candidates' slots cross
-                slots, _ = to_device_async(self.xp, (np.asarray(kept, dtype=np.int64)[:, None] * b.tests
-                                                     + np.arange(b.tests)).reshape(-1))
+                slots, stage = to_device_async(self.xp, (np.asarray(kept, dtype=np.int64)[:, None] * b.tests
+                                                         + np.arange(b.tests)).reshape(-1))
+                staged.append(stage)
                 arrays += [b.cells[slots], b.h[slots], b.w[slots]]
             else:
                 arrays += [b.cells, b.h, b.w]
-        host = to_host_all(*arrays)
+        host = to_host_all(*arrays)  # waits for the device: the staged copies are done
+        del staged
         for k, (b, kept) in enumerate(zip(batches, rows)):
             cells, h, w = host[3 * k:3 * k + 3]
             for r, j in enumerate(kept):
