@@ -45,11 +45,17 @@ def _cuda_locations() -> str:
     return ", ".join(found) if found else "none of CUDA_PATH, CUDA_HOME, /usr/local/cuda*"
 
 
+# Where the NVIDIA driver lists its GPUs, and the GPUs' device nodes (a container that is given
+# GPUs has the nodes even where /proc/driver/nvidia is not mounted).
+DRIVER_GPUS = "/proc/driver/nvidia/gpus/*"
+GPU_DEVICE_NODES = "/dev/nvidia[0-9]*"
+
+
 def gpu_count_hint(max_gpus: int | None = None) -> int:
     """How many GPUs a run will probably find, known without loading CUDA (a guess, used only to
     start the search processes of further GPUs early): ``CUDA_VISIBLE_DEVICES``'s entries when
-    it is set, else the NVIDIA driver's GPUs in ``/proc/driver/nvidia/gpus``; at most
-    ``max_gpus``."""
+    it is set, else the NVIDIA driver's GPUs (:data:`DRIVER_GPUS`), else the GPUs' device nodes
+    (:data:`GPU_DEVICE_NODES`); at most ``max_gpus``."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         count = 0
@@ -59,7 +65,7 @@ def gpu_count_hint(max_gpus: int | None = None) -> int:
                 break
             count += 1
     else:
-        count = len(glob.glob("/proc/driver/nvidia/gpus/*"))
+        count = len(glob.glob(DRIVER_GPUS)) or len(glob.glob(GPU_DEVICE_NODES))
     return min(count, max_gpus) if max_gpus else count
 
 

@@ -119,10 +119,23 @@ def test_gpu_count_hint_follows_cuda_visible_devices(monkeypatch, visible, max_g
     assert gpu_count_hint(max_gpus) == expected
 
 
-def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch):
-    import glob
-
-    from pipeline.devices import gpu_count_hint
+def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch, tmp_path):
+    """Without CUDA_VISIBLE_DEVICES: the driver's GPU folders, else (a container without
+    /proc/driver/nvidia) the GPUs' device nodes, not nvidiactl or nvidia-uvm."""
+    from pipeline import devices
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert gpu_count_hint() == len(glob.glob("/proc/driver/nvidia/gpus/*"))
+    driver, dev = tmp_path / "gpus", tmp_path / "dev"
+    driver.mkdir()
+    dev.mkdir()
+    for name in ("nvidia0", "nvidia1", "nvidia2", "nvidia3", "nvidiactl", "nvidia-uvm"):
+        (dev / name).touch()
+    monkeypatch.setattr(devices, "DRIVER_GPUS", str(driver / "*"))
+    monkeypatch.setattr(devices, "GPU_DEVICE_NODES", str(dev / "nvidia[0-9]*"))
+    assert devices.gpu_count_hint() == 4 and devices.gpu_count_hint(2) == 2
+    for bus in ("0000:01:00.0", "0000:02:00.0"):
+        (driver / bus).mkdir()
+    assert devices.gpu_count_hint() == 2
+    for path in list(dev.iterdir()) + list(driver.iterdir()):
+        path.rmdir() if path.is_dir() else path.unlink()
+    assert devices.gpu_count_hint() == 0
