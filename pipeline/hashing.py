@@ -55,14 +55,16 @@ class GridHasher:
             self._coef_by_shape[key] = self.xp.ascontiguousarray(flat)
         return self._coef_by_shape[key]
 
-    def _hash(self, arr, shape_key):
-        """Hashes of the (m, H, W) stack ``arr`` (its coefficients are those of an H x W grid)."""
+    def _hash(self, arr, h, w):
+        """Hashes of the (m, H, W) stack ``arr`` holding grids of real sides ``h``, ``w`` (one per
+        grid; their cells outside those sides are 0)."""
         xp = self.xp
         m, H, W = arr.shape
-        if kernels.enabled(xp):
-            return kernels.hash_grids(xp, arr, self._coef(H, W, xp.int32), self.mix, shape_key)
+        if kernels.enabled(xp):  # the search's copy-and-hash kernel, hashing only
+            return kernels.copy_hash_rows(xp, arr.reshape(-1), xp.arange(m, dtype=xp.int64) * (H * W), W, None, None,
+                                          h, w, self._coef(MAX_SIDE, MAX_SIDE, xp.int32), self.mix)
         proj = xp.matmul(arr.reshape(m, H * W).astype(xp.float32), self._coef(H, W, xp.float32))
-        return self._mix(proj, shape_key)
+        return self._mix(proj, h * 64 + w)
 
     def _mix(self, proj, shape_key):
         xp = self.xp
@@ -76,7 +78,8 @@ class GridHasher:
     def grids(self, arr):
         """Hash every grid of a ``(m, h, w)`` stack (shape included)."""
         m, h, w = arr.shape
-        return self._hash(arr, self.xp.full(m, h * 64 + w, dtype=self.xp.int64))
+        xp = self.xp
+        return self._hash(arr, xp.full(m, h, dtype=xp.int64), xp.full(m, w, dtype=xp.int64))
 
     def padded(self, arr, h, w):
         """Hash grids held zero-padded in a ``(m, H, W)`` stack; ``h``, ``w`` are their real sides.
@@ -84,7 +87,7 @@ class GridHasher:
         Gives exactly the hashes :meth:`grids` gives for the unpadded grids (cells outside the
         real grid must be 0).
         """
-        return self._hash(arr, h * 64 + w)
+        return self._hash(arr, h, w)
 
     def copy_padded(self, src, src_base, src_pitch: int, dst, dst_base, h, w):
         """GPU kernels only: copy grid ``i`` (``h[i]`` x ``w[i]``, row r at ``src_base[i] + r *

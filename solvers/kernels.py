@@ -644,30 +644,6 @@ extern "C" __global__ void fill_boxes(const unsigned char* g, const int* labels,
     out[i * cells + t] = o;
 }
 
-// Grid hashes (pipeline.hashing): one warp per grid of an (m, cells) uint8 stack sums six integer
-// projections of its cells (coef: (cells, 6) int32; every sum < 2**24, so it equals the float32
-// matrix product of the array-call path), then mixes them with the grid's shape key.
-extern "C" __global__ void hash_grids(const unsigned char* g, long long m, int cells, const int* coef,
-                                      const unsigned long long* mix, const long long* shape_key,
-                                      unsigned long long* out) {
-    long long gi = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
-    if (gi >= m) return;  // the whole warp: all its lanes share gi
-    const unsigned char* a = g + gi * cells;
-    unsigned int p[6] = {0, 0, 0, 0, 0, 0};
-    for (int k = lane; k < cells; k += 32) {
-        unsigned int v = a[k];
-        if (v) for (int j = 0; j < 6; ++j) p[j] += v * (unsigned int)coef[k * 6 + j];
-    }
-    for (int j = 0; j < 6; ++j)
-        for (int off = 16; off > 0; off >>= 1) p[j] += __shfl_down_sync(0xffffffffu, p[j], off);
-    if (lane == 0) {
-        unsigned long long s = 0;
-        for (int j = 0; j < 6; ++j) s += (unsigned long long)p[j] * mix[j];
-        out[gi] = splitmix(s ^ ((unsigned long long)shape_key[gi] * 0x2545F4914F6CDD1Dull));
-    }
-}
-
 // A lane's part of a grid's hash: cell (r, c) of colour v added to its projection sums p (coef: the
 // (30 * 30, 6) int32 coefficients of a cell by its row and column, 8-byte aligned, read as three
 // pairs; zero cells add nothing).
@@ -695,7 +671,7 @@ __device__ long long hash_group(long long n, bool* live) {
 __device__ bool group_leader() { return threadIdx.x % HASH_LANES == 0; }
 
 // A group's hash of one grid (h x w) from its lanes' projection sums p: reduced over the group;
-// its first lane holds the hash, as hash_grids makes it.
+// its first lane holds the grid's GridHasher hash (pipeline.hashing).
 __device__ unsigned long long group_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
     for (int j = 0; j < 6; ++j)
         for (int off = HASH_LANES / 2; off > 0; off >>= 1)
@@ -735,7 +711,7 @@ __device__ void group_copy_hash(const unsigned char* s, long long pitch, unsigne
 // Copy and hash in one pass (search._apply_padded, in-place transforms): one lane group per grid, whose
 // lanes take its cells in reading order. Grid i (h[i] x w[i] cells, row r at src_base[i] + r *
 // src_pitch in src, or rows packed when src_pitch is 0) is written to dst (unless it is null) from
-// dst_base[i] on, rows packed (the flat layout), and hashed as hash_grids does.
+// dst_base[i] on, rows packed (the flat layout), and hashed as GridHasher hashes it.
 extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long long* src_base, int src_pitch,
                                           unsigned char* dst, const long long* dst_base, const long long* h,
                                           const long long* w, long long n, const int* coef,
@@ -1006,19 +982,6 @@ def remap_ok(xp, out_h, out_w, valid):
 def splitmix64(xp, v):
     """``hashing.splitmix64`` as one fused kernel (the array calls make nine launches)."""
     return _elementwise("splitmix64")(xp.asarray(v, dtype=xp.uint64))
-
-
-def hash_grids(xp, arr, coef, mix, shape_key):
-    """``GridHasher`` hashes of an (m, H, W) uint8 stack in one kernel (``coef``: its (H * W, 6)
-    projection coefficients as int32; ``shape_key``: per grid, or one for all)."""
-    arr = xp.ascontiguousarray(arr)
-    m, H, W = arr.shape
-    out = xp.empty(m, dtype=xp.uint64)
-    if m:
-        key = per_grid_arg(xp, shape_key, m)
-        _kernel("hash_grids")(((m * 32 + _THREADS - 1) // _THREADS,), (_THREADS,),
-                              (arr, np.int64(m), np.int32(H * W), coef, mix, key, out))
-    return out
 
 
 def fill_copy_hash(xp, stack, mask, dst_base, h, w, item, n: int, colours, dst, out, coef, mix) -> None:
