@@ -278,7 +278,7 @@ __device__ void scan_apply(Values x, long long n, const long long* offsets, long
     long long base = (long long)blockIdx.x * SCAN_THREADS * SCAN_ITEMS + (long long)threadIdx.x * SCAN_ITEMS, v = 0;
     long long vals[SCAN_ITEMS];
     for (int j = 0; j < SCAN_ITEMS; ++j) { vals[j] = scan_load(x, n, base + j); v += vals[j]; }
-    long long run = block_exclusive(v, &total) + offsets[blockIdx.x];
+    long long run = block_exclusive(v, &total) + (gridDim.x > 1 ? offsets[blockIdx.x] : 0);
     for (int j = 0; j < SCAN_ITEMS; ++j) {
         run += vals[j];
         if (base + j < n) out[base + j] = run;
@@ -1119,7 +1119,7 @@ def cumsum(xp, x):
         return out
     x = xp.ascontiguousarray(x)
     blocks = -(-n // _SCAN_BLOCK)
-    offsets = xp.zeros(1, dtype=xp.int64)  # one block: no offset
+    offsets = out  # one block reads no offsets
     if blocks > 1:
         sums = xp.empty(blocks, dtype=xp.int64)
         _kernel("scan_sums_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), sums))
