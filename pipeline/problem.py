@@ -178,7 +178,8 @@ class PaddedLayout:
         # arrays do not prompt (a depth-3 CPU run held every block's layout: 18.9 GB peak).
         self._items = weakref.ref(items)
         self._dest = None
-        self._per_bucket: dict = {"order": order}  # the buckets' idx one after another
+        self._order = order  # the buckets' idx one after another
+        self._per_bucket: dict = {}
         self.buffer = self.scatter(items.cells)
 
     @property
@@ -245,12 +246,8 @@ class PaddedLayout:
         return self._per_bucket[key]
 
     def order(self):
-        """The items' indices in bucket order: the buckets' ``idx`` one after another (cached)."""
-        if "order" not in self._per_bucket:
-            xp = self.items.xp
-            self._per_bucket["order"] = xp.concatenate([b[2] for b in self.buckets]) if self.buckets \
-                else xp.zeros(0, dtype=xp.int64)
-        return self._per_bucket["order"]
+        """The items' indices in bucket order: the buckets' ``idx`` one after another."""
+        return self._order
 
     def may_fit(self, k: int, max_sides) -> bool:
         """Whether bucket ``k`` may hold a grid of at most ``max_sides`` (rows, columns; None: any)."""
@@ -424,6 +421,11 @@ class Problem:
         self.target_shape = xp.asarray(shapes)
         self.target_offset = xp.asarray(offsets)
         self.target_cells = xp.asarray(np.concatenate(flat) if flat else np.zeros(1, np.uint8))
+        self.target_hash = self._target_hashes(shapes, offsets, n_train, seed)
+
+    def _target_hashes(self, shapes, offsets, n_train, seed: int):
+        """The train outputs' grid hashes, (tasks, max_train) uint64 on the array device."""
+        xp, num = self.xp, len(self.tasks)
         if kernels.enabled(xp):
             # Every train output hashed where it lies in target_cells, in one kernel (hash only),
             # the hashes scattered on the device: nothing waits.
@@ -432,9 +434,9 @@ class Problem:
             h, w = shapes[task_of, sample_of, 0], shapes[task_of, sample_of, 1]
             hashes = self.hasher.copy_padded(self.target_cells, xp.asarray(offsets[task_of, sample_of]), 0, None,
                                              None, xp.asarray(h), xp.asarray(w))
-            self.target_hash = xp.zeros((num, self.max_train), dtype=xp.uint64)
-            self.target_hash[xp.asarray(task_of), xp.asarray(sample_of)] = hashes
-            return
+            target_hash = xp.zeros((num, self.max_train), dtype=xp.uint64)
+            target_hash[xp.asarray(task_of), xp.asarray(sample_of)] = hashes
+            return target_hash
         # Elsewhere one stack per shape (one call per shape, not per grid), on the host: NumPy's
         # hashes are the device's (tested); on a GPU without the kernels each shape's hashes cost
         # a round trip (about 190 shapes on ARC-1 train: 0.06-0.14 s of every search).
@@ -447,7 +449,7 @@ class Problem:
         for rows in by_shape.values():
             stack = np.stack([np.asarray(r[2], dtype=np.uint8) for r in rows])
             target_hash[[r[0] for r in rows], [r[1] for r in rows]] = host_hasher.grids(stack)
-        self.target_hash = xp.asarray(target_hash)
+        return xp.asarray(target_hash)
 
     def initial_block(self) -> Block:
         """Level 0: one state per task (the identity program) holding its train and test inputs."""
