@@ -23,7 +23,7 @@
 #   buckets  depth 2 on one GPU with three padded-bucket layouts (same results, speed differs)
 #   buckets3 depth 3 on the first 100 tasks on one GPU with two bucket layouts
 #   ppg3     depth 3 on one GPU with 1, 2 and 4 search processes sharing it (same run)
-#   ppg2     depth 2: all CPU cores vs one GPU with 1 and 4 search processes (same run)
+#   ppg2     depth 2: all CPU cores vs one GPU with 1, 2 and 4 search processes (same run)
 #   prof3all profile depth 3 on all arc1-train tasks on one GPU (synchronised stage/primitive times)
 #   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
 #   sides3   depth 3 on all arc1-train on one GPU with three bucket layouts (profiled, synchronised)
@@ -119,7 +119,7 @@ for step in "$@"; do
                timeout 200 python3 benchmarks/profile_search.py --gpu --depth 3 --count 100 --top 8 --bucket-sides $b 2>&1 | tee -a "$out/buckets3.txt" | grep -E "tasks|stages|levels"
              done ;;
     ppg3) timeout 590 python3 benchmarks/bench_search.py --depth 3 --modes gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg3.json" > "$out/ppg3.txt" 2>&1; tail -7 "$out/ppg3.txt" ;;
-    ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x4 --json "$out/ppg2.json" > "$out/ppg2.txt" 2>&1; tail -7 "$out/ppg2.txt" ;;
+    ppg2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes cpu,gpu1x1,gpu1x2,gpu1x4 --json "$out/ppg2.json" > "$out/ppg2.txt" 2>&1; tail -8 "$out/ppg2.txt" ;;
     prof3all) timeout 400 python3 benchmarks/profile_search.py --gpu --depth 3 --top 40 > "$out/prof3all.txt" 2>&1; grep -E "tasks|stages|levels" "$out/prof3all.txt" ;;
     d3util) nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 200 > "$out/d3util.csv" &
             smi=$!

@@ -34,6 +34,7 @@ class EngineResult:
     programs: dict = field(default_factory=dict)   # task id -> [FoundProgram, ...] best first
     states: int = 0
     grid_transforms: int = 0
+    grid_transforms_computed: int = 0
     candidates: int = 0
     truncated: bool = False
     levels_done: int = 0
@@ -127,6 +128,7 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     stats = search.run(depth, mono_deadline)
     searched = time.perf_counter()
     res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,
+                       grid_transforms_computed=stats.grid_transforms_computed,
                        candidates=stats.candidates, truncated=stats.truncated,
                        levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
     paths = iter(search.table.paths([cand.gid for board in search.boards[:len(tasks)] for cand in board]))
@@ -182,6 +184,7 @@ def merge(results: list[EngineResult]) -> EngineResult:
         out.programs.update(r.programs)
         out.states += r.states
         out.grid_transforms += r.grid_transforms
+        out.grid_transforms_computed += r.grid_transforms_computed
         out.candidates += r.candidates
         out.truncated |= r.truncated
         out.levels_done = max(out.levels_done, r.levels_done)

@@ -20,6 +20,17 @@ def key_set(xp, free_memory=None):
     return HashKeySet(xp, free_memory=free_memory) if kernels.enabled(xp) else KeySet(xp)
 
 
+def first_positions(xp, keys):
+    """For each position of the uint64 array ``keys``, the first position holding the same key
+    (int64): a hash table on a GPU with the kernels, else a sort (``unique``)."""
+    if kernels.enabled(xp):
+        return kernels.first_positions(xp, keys)
+    if keys.shape[0] == 0:
+        return xp.zeros(0, dtype=xp.int64)
+    _, first, inverse = xp.unique(keys, return_index=True, return_inverse=True)
+    return first[inverse.reshape(-1)].astype(xp.int64)
+
+
 class KeySet:
     """Keys seen so far; :meth:`add_new` says where a batch's new keys first occur."""
 

@@ -325,11 +325,12 @@ def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
             at += p.count
             cell_at += int(p.cells.shape[0])
         return Items(xp, cells, *out)
-    h = xp.concatenate([p.h for p in parts])
-    w = xp.concatenate([p.w for p in parts])
-    sizes = h * w
+    # Each part's starts shifted by where its cells begin among the joined cells (a part's items
+    # may share cells: see search._DistinctGrids).
+    cell_at = np.cumsum([0] + [int(p.cells.shape[0]) for p in parts[:-1]]).tolist()
     return Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
-                 xp.concatenate([p.sample for p in parts]), h, w, kernels.cumsum(xp, sizes) - sizes)
+                 xp.concatenate([p.sample for p in parts]), xp.concatenate([p.h for p in parts]),
+                 xp.concatenate([p.w for p in parts]), xp.concatenate([p.start + at for p, at in zip(parts, cell_at)]))
 
 
 def follows(xp, a, b) -> bool:

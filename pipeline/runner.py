@@ -104,8 +104,8 @@ class Run:
         # slowest/mean shard: per chunk, the seconds of its slowest and of its average search shard
         # (in-process search time, start-up excluded), summed over chunks: their ratio is the balance.
         self.shard_totals = {"slowest_seconds": 0.0, "mean_seconds": 0.0}
-        self.search_totals = {"states": 0, "grid_transforms": 0, "candidates": 0, "seconds": 0.0,
-                              "truncated": False}
+        self.search_totals = {"states": 0, "grid_transforms": 0, "grid_transforms_computed": 0, "candidates": 0,
+                              "seconds": 0.0, "truncated": False}
         self.search_stages: dict[str, float] = {}
         self.records: dict[str, dict] = {}
         self.iterations = 0
@@ -297,6 +297,7 @@ class Run:
         tot = self.search_totals
         tot["states"] += result.states
         tot["grid_transforms"] += result.grid_transforms
+        tot["grid_transforms_computed"] += result.grid_transforms_computed
         tot["candidates"] += result.candidates
         tot["seconds"] += elapsed
         tot["truncated"] |= result.truncated
@@ -355,7 +356,8 @@ class Run:
                     "cache": self.cache.describe() if hasattr(self, "cache") else None,
                     "skipped": list(getattr(self, "skipped", []))},
             "search": {"states": tot["states"], "candidates": tot["candidates"],
-                       "grid_transforms": tot["grid_transforms"], "seconds": round(secs, 3),
+                       "grid_transforms": tot["grid_transforms"],
+                       "grid_transforms_computed": tot["grid_transforms_computed"], "seconds": round(secs, 3),
                        "states_per_second": round(tot["states"] / secs, 1) if secs else 0.0,
                        "grid_transforms_per_second": round(tot["grid_transforms"] / secs, 1) if secs else 0.0,
                        "shard_slowest_seconds": round(self.shard_totals["slowest_seconds"], 3),

@@ -406,6 +406,20 @@ extern "C" __global__ void key_first_new(const unsigned long long* batch, const 
     first[i] = vals[s] == (tag | (unsigned long long)i);
 }
 
+// After key_insert of a batch as a fresh table's first (tag 0): first[i] = the first position of
+// batch[i]'s key in the batch (its slot keeps the smallest position that inserted it).
+extern "C" __global__ void key_first_position(const unsigned long long* batch, long long n,
+                                              const unsigned long long* keys, const unsigned long long* vals,
+                                              long long mask, long long* first) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long k = batch[i];
+    long long s = key_home(k, mask);
+    if (s <= mask)
+        while (keys[s] != k) s = (s + 1) & mask;
+    first[i] = (long long)vals[s];
+}
+
 // Move every key of a table (old_slots slots, without its empty-marker slot) into a larger empty
 // one, with its value.
 extern "C" __global__ void key_rehash(const unsigned long long* old_keys, const unsigned long long* old_vals,
@@ -1339,6 +1353,23 @@ def first_new_keys(xp, batch, keys, vals, mask: int, tag: int, use=None):
         _kernel("key_insert")(grid, block, (batch, use, np.int64(n), keys, vals, np.int64(mask), np.uint64(tag)))
         _kernel("key_first_new")(grid, block, (batch, use, np.int64(n), keys, vals, np.int64(mask),
                                                np.uint64(tag), first))
+    return first
+
+
+def first_positions(xp, batch):
+    """For each position of the uint64 ``batch``, the first position holding the same key (int64),
+    from a hash table of its own: one insertion kernel and one lookup, no sort."""
+    n = int(batch.shape[0])
+    first = xp.empty(n, dtype=xp.int64)
+    if n:
+        slots = 1 << max(10, (4 * n // 3 + 1).bit_length())  # at most three quarters full
+        keys = xp.full(slots + 1, KEY_EMPTY, dtype=xp.uint64)
+        vals = xp.full(slots + 1, KEY_EMPTY, dtype=xp.uint64)
+        batch = xp.ascontiguousarray(batch, dtype=xp.uint64)
+        grid, block = thread_launch(n)
+        _kernel("key_insert")(grid, block, (batch, np.uint64(0), np.int64(n), keys, vals, np.int64(slots - 1),
+                                            np.uint64(0)))
+        _kernel("key_first_position")(grid, block, (batch, np.int64(n), keys, vals, np.int64(slots - 1), first))
     return first
 
 

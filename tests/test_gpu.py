@@ -140,6 +140,10 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     with dev.reference():
         cpu = run_search(tasks, 2)
     monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
+    # Every block of two or more levels applies the transforms to its distinct grids (results do
+    # not depend on it).
+    monkeypatch.setitem(pipeline.search.DISTINCT_MIN_ITEMS, "gpu", 0)
+    monkeypatch.setattr(pipeline.search, "DISTINCT_MIN_REPEATS", 0.0)
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
         monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
     if dev.name == "cupy":
@@ -379,6 +383,22 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
         assert got.tolist() == want.tolist()
         assert len(table) == len(runs)
     assert table.mask + 1 >= 2 * len(table)
+
+
+def test_first_positions_on_the_device_match_numpy(dev):
+    """Each key's first position (the distinct grids of a search block) from the device's hash
+    table against NumPy's unique: repeats near and far, the key that marks an empty slot."""
+    from pipeline.keyset import first_positions
+    from solvers.kernels import KEY_EMPTY
+
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 2, 9, 1000, 6000):
+        pool = rng.integers(0, 2**64, 700, dtype=np.uint64, endpoint=False)
+        pool[:2] = [KEY_EMPTY, 0]
+        keys = pool[rng.integers(0, 700, size)]
+        want = np.array([int(np.nonzero(keys == k)[0][0]) for k in keys], dtype=np.int64)
+        assert first_positions(np, keys).tolist() == want.tolist()
+        assert dev.asnumpy(first_positions(dev.xp, dev.asarray(keys))).tolist() == want.tolist()
 
 
 def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):

@@ -206,6 +206,41 @@ def test_out_of_memory_halves_the_block_and_keeps_results(real_tasks, monkeypatc
     assert _boards(search) == expected
 
 
+@pytest.mark.parametrize("tight", [False, True], ids=["", "out-of-memory"])
+def test_distinct_grids_give_identical_results(real_tasks, monkeypatch, tight):
+    """Applying each transform to a block's distinct grids and mapping the outputs back gives what
+    applying it to every grid gives; also where the distinct grids are split (out of memory)."""
+    tasks = real_tasks[:8]
+    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", False)
+    plain = _solve(tasks, 2)
+    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", True)
+    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    monkeypatch.setattr(search_mod, "DISTINCT_MIN_REPEATS", 0.0)
+    mapped = {"outputs": 0}
+    real_mapped = search_mod._DistinctGrids._mapped
+
+    def counting_mapped(self, parts):
+        mapped["outputs"] += 1
+        return real_mapped(self, parts)
+
+    monkeypatch.setattr(search_mod._DistinctGrids, "_mapped", counting_mapped)
+    if tight:
+        real_apply = Search._apply
+
+        def tight_apply(self, block, tr):
+            if block.num_states > 40:  # the view's grids are its states: it is split too
+                raise MemoryError("simulated out of device memory")
+            return real_apply(self, block, tr)
+
+        monkeypatch.setattr(Search, "_apply", tight_apply)
+    search = _solve(tasks, 2)
+    assert mapped["outputs"] > 0
+    assert _boards(search) == _boards(plain)
+    assert search.stats.states == plain.stats.states
+    assert search.stats.grid_transforms == plain.stats.grid_transforms
+    assert search.stats.grid_transforms_computed < plain.stats.grid_transforms_computed
+
+
 def test_many_small_blocks_give_identical_results(real_tasks):
     tasks = real_tasks[:8]
     expected = _boards(_solve(tasks, 2))
