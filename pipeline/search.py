@@ -1261,17 +1261,20 @@ def within_budget(tasks: np.ndarray, kept_per_task: np.ndarray, budget: int) -> 
     """Which of the new states of ``tasks`` (in order) fit their task's budget: the first
     ``budget - kept_per_task[t]`` of each task ``t``."""
     n_tasks = len(kept_per_task)
-    keep = np.ones(len(tasks), dtype=bool)
-    # Only the states of tasks taken past their budget need their rank among their task's new
-    # states: their place in the stable sort by task less where their task's run begins there.
-    over = np.nonzero((kept_per_task + np.bincount(tasks, minlength=n_tasks) > budget)[tasks])[0]
-    if len(over):
-        over_tasks = tasks[over]
-        order = np.argsort(over_tasks, kind="stable")
-        counts = np.bincount(over_tasks, minlength=n_tasks)
-        rank = np.empty(len(over), dtype=np.int64)
-        rank[order] = np.arange(len(over)) - (np.cumsum(counts) - counts)[over_tasks[order]]
-        keep[over] = rank + kept_per_task[over_tasks] < budget
+    counts = np.bincount(tasks, minlength=n_tasks)
+    room = budget - kept_per_task
+    keep = (room > 0)[tasks]  # a task with no room left keeps none
+    # Only the states of the tasks whose room runs out here need their rank among their task's
+    # new states: their place in the stable sort by task less where their task's run begins there
+    # (a radix sort of 16-bit tasks: millions of states per absorb on a level that keeps them).
+    crossing = np.nonzero(((room > 0) & (counts > room))[tasks])[0]
+    if len(crossing):
+        cross_tasks = tasks[crossing]
+        order = np.argsort(cross_tasks.astype(np.int16 if n_tasks <= 1 << 15 else np.int64), kind="stable")
+        cross_counts = np.bincount(cross_tasks, minlength=n_tasks)
+        rank = np.empty(len(crossing), dtype=np.int64)
+        rank[order] = np.arange(len(crossing)) - (np.cumsum(cross_counts) - cross_counts)[cross_tasks[order]]
+        keep[crossing] = rank < room[cross_tasks]
     return keep
 
 

@@ -57,3 +57,22 @@ def test_paths_of_many_states_are_their_paths_one_by_one():
         task_of += merged.tasks(new).tolist()
     gids = rng.integers(0, table.size, size=40).tolist()
     assert table.paths(gids) == [table.path(g) for g in gids]
+
+
+def test_ascending_positions_locate_as_any_positions_do():
+    """Many ascending positions (all new states of an absorb) take the run-based lookup; the
+    tasks, parents and transforms are those of a position-by-position lookup."""
+    rng = np.random.default_rng(7)
+    blocks = [block(rng.integers(0, 9, size=n).tolist(), rng.integers(100, 999, size=n).tolist())
+              for n in (5, 0, 40, 17)]
+    outputs = [SimpleNamespace(block=blocks[int(k)], transform=t) for t, k in enumerate(rng.integers(0, 4, size=12))]
+    merged = MergedStates(outputs)
+    for size in (merged.size, merged.size // 2, 60):
+        idx = np.sort(rng.choice(merged.size, size=size, replace=False))
+        assert len(idx) > 4 * len(merged.offsets)
+        owner = np.searchsorted(merged.offsets, idx, side="right") - 1
+        local = idx - merged.offsets[owner]
+        want_task = [outputs[o].block.task[i] for o, i in zip(owner, local)]
+        assert merged.tasks(idx).tolist() == want_task
+        assert merged.parents(idx).tolist() == [outputs[o].block.gid[i] for o, i in zip(owner, local)]
+        assert merged.transform(idx).tolist() == owner.tolist()
