@@ -89,6 +89,7 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
             "states_per_s": search["states_per_second"],
             "states_per_s_per_core": round(search["states_per_second"] / cores, 1) if cores else None,
             "grid_transforms_per_s": search["grid_transforms_per_second"],
+            "grid_transforms_computed": search.get("grid_transforms_computed"),
             "shard_slowest_s": search.get("shard_slowest_seconds"),
             "shard_balance": round(search["shard_slowest_seconds"] / search["shard_mean_seconds"], 3)
             if search.get("shard_mean_seconds") else None,

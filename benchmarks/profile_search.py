@@ -199,7 +199,8 @@ def profile_once(args) -> None:
     wall = time.perf_counter() - t0
     print(f"{len(tasks)} tasks, depth {args.depth}, {'gpu' if args.gpu else 'cpu'}: {wall:.1f} s, "
           f"{stats.states} states ({stats.states / wall:.0f}/s), {stats.grid_transforms} grid transforms "
-          f"({stats.grid_transforms / wall:.3g}/s), {len(search.transforms)} transforms, "
+          f"({stats.grid_transforms / wall:.3g}/s; computed {stats.grid_transforms_computed}), "
+          f"{len(search.transforms)} transforms, "
           f"{stats.oom_splits} out-of-memory halvings, {sum(1 for b in search.boards if b and b[0].solved)} tasks solved")
     if args.gpu:  # CuPy's pool keeps freed blocks, so what it holds is about the peak
         print(f"device memory held by the pool: {xp.get_default_memory_pool().total_bytes() / 2**30:.1f} GiB")
