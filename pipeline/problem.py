@@ -25,7 +25,9 @@ class Items:
     """Grids in one flat buffer: ``cells`` (C,), and per grid ``state``, ``sample``, ``h``, ``w``,
     ``start`` (I,): the program state and the task sample each grid belongs to, its shape, and
     where its cells begin. ``groups``, when set, lists ``(h, w, lo, hi)``: items ``lo..hi-1`` all
-    have shape ``h x w`` and lie back to back.
+    have shape ``h x w`` and lie back to back. ``represents``, when set on the outputs of a
+    block's distinct grids (see ``search._DistinctGrids``), says how many of the block's grids
+    they stand for (known on the host without a wait).
     """
 
     xp: object
@@ -36,6 +38,7 @@ class Items:
     w: object
     start: object
     groups: list | None = None
+    represents: int | None = None
     _cell_index: tuple | None = field(default=None, repr=False)
     _padded: "PaddedLayout | None" = field(default=None, repr=False)
 

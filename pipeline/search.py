@@ -123,6 +123,9 @@ class Search:
         self._deferred = None
         self._unread: list = []  # copies of new states' positions to the host not read yet
         self._none = None  # see _no_results
+        # While a block's distinct grids are expanded: (their items, how many of the block's grids
+        # each stands for), so that a crop counts the grids its outputs stand for (see _mapped).
+        self._weights = None
         self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
         self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
 
@@ -203,6 +206,7 @@ class Search:
             self._enqueue = enqueue
             distinct = self._distinct_grids(block)
             grids = block if distinct is None else distinct.view
+            self._weights = None if distinct is None else (distinct.view.items, distinct.multiplicity)
             # The transforms of a block share their analyses of a stack (labellings, colour counts,
             # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
@@ -231,7 +235,7 @@ class Search:
                     absorb()
                 self._finish_absorbing()
                 self._run_deferred()
-            self._pending = self._enqueue = None
+            self._pending = self._enqueue = self._weights = None
             del block, grids, distinct
             t0 = self._now()
             next_frontier += builder.finish()
@@ -258,8 +262,9 @@ class Search:
         if m <= (1 - DISTINCT_MIN_REPEATS) * n:
             grids = items.take(firsts, grouped=True)
             grids.state = xp.arange(m, dtype=xp.int64)
-            view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state),
-                                  (kernels.cumsum(xp, is_first) - 1)[first])
+            of_item = (kernels.cumsum(xp, is_first) - 1)[first]
+            view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state), of_item,
+                                  xp.bincount(of_item, minlength=m) if kernels.enabled(xp) else None)
         self.stats.add_time("search.distinct", self._now() - t0)
         return view
 
@@ -592,14 +597,21 @@ class Search:
                 arrays.append(res.arr)
             kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in (ok, *sides)))
         *counts, totals = kernels.crop_counts(xp, ok, size)
+        weights = self._weights[1] if self._weights is not None and self._weights[0] is items else None
+        if weights is not None:  # how many of the block's grids the kept distinct grids stand for
+            represented = xp.zeros(1, dtype=xp.int64)
+            kernels.sum_into(xp, xp.where(ok, weights[lay.order()], 0), represented)
+            totals = xp.concatenate((totals, represented))
         totals = HostCopy(totals)
 
         def finish():
+            counted = totals.get()
             (h, w, start, src, pitch, state, sample), total = kernels.crop_take(
-                xp, ok, oh, ow, addr, opitch, lay.order(), items.state, items.sample, counts, totals.get())
+                xp, ok, oh, ow, addr, opitch, lay.order(), items.state, items.sample, counts, counted)
             if h.shape[0] == 0:
                 return None, None
-            out = Items(xp, self._output_cells(total), state, sample, h, w, start)
+            out = Items(xp, self._output_cells(total), state, sample, h, w, start,
+                        represents=None if weights is None else int(counted[2]))
             return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
 
         return (_Waiting(finish, holds=arrays), None) if self._may_defer else finish()
@@ -1070,11 +1082,12 @@ class _DistinctGrids:
     j) and, per grid of the block, the view's grid it repeats (``of_item``); :meth:`mapped` turns
     outputs made from the view into the block's."""
 
-    def __init__(self, xp, block: Block, view: Block, of_item):
+    def __init__(self, xp, block: Block, view: Block, of_item, multiplicity=None):
         self.xp = xp
         self.block = block
         self.view = view
         self.of_item = of_item
+        self.multiplicity = multiplicity  # per distinct grid, how many of the block's it stands for
 
     def mapped(self, outputs):
         """The outputs of a run of transforms applied to the view (a list of :class:`_Output`, or a
@@ -1119,7 +1132,11 @@ class _DistinctGrids:
         place = xp.full(self.view.num_states, -1, dtype=xp.int64)
         place[out.state] = xp.arange(out.count, dtype=xp.int64)
         at = place[self.of_item]
-        sel = xp.nonzero(at >= 0)[0]
+        if out.represents is not None and kernels.enabled(xp):  # counted with the crop: no wait here
+            found = at >= 0
+            sel = kernels.positions(xp, found, kernels.cumsum(xp, found), out.represents)
+        else:
+            sel = xp.nonzero(at >= 0)[0]
         at = at[sel]
         mapped = Items(xp, out.cells, items.state[sel], items.sample[sel], out.h[at], out.w[at], out.start[at])
         return _Output(self.block, o.transform, mapped, hashes[at])

@@ -144,6 +144,11 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     # not depend on it).
     monkeypatch.setitem(pipeline.search.DISTINCT_MIN_ITEMS, "gpu", 0)
     monkeypatch.setattr(pipeline.search, "DISTINCT_MIN_REPEATS", 0.0)
+    counted = []  # crops' outputs whose grids counted how many of the block's they stand for
+    real_mapped = pipeline.search._DistinctGrids._mapped
+    monkeypatch.setattr(pipeline.search._DistinctGrids, "_mapped", lambda self, parts: (
+        counted.extend(p.items.represents for p in parts if p.items.represents is not None),
+        real_mapped(self, parts))[1])
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
         monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
     if dev.name == "cupy":
@@ -156,6 +161,7 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
         assert unused == set(), "kernels the search never launched (test them elsewhere, or drop them)"
     assert cpu.states == gpu.states
     assert cpu.programs == gpu.programs
+    assert counted
 
 
 @pytest.mark.gpu
