@@ -214,7 +214,7 @@ class Search:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
                         self._finish_absorbing()
-                        self._pending = self._enqueue = self._waiting = None
+                        self._pending = self._enqueue = self._waiting = self._weights = None
                         self._run_deferred()
                         return []
                     outputs = self._apply_run(grids, run, defer=True)
@@ -254,17 +254,24 @@ class Search:
         if not DISTINCT_GRIDS or n < DISTINCT_MIN_ITEMS["cpu" if xp is np else "gpu"]:
             return None
         t0 = self._now()
-        first = first_positions(xp, self._identity_parts(block)[1])
-        is_first = first == xp.arange(n, dtype=xp.int64)
-        firsts = xp.nonzero(is_first)[0]
-        m = int(firsts.shape[0])
         view = None
-        if m <= (1 - DISTINCT_MIN_REPEATS) * n:
-            grids = items.take(firsts, grouped=True)
-            grids.state = xp.arange(m, dtype=xp.int64)
-            of_item = (kernels.cumsum(xp, is_first) - 1)[first]
-            view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state), of_item,
-                                  xp.bincount(of_item, minlength=m) if kernels.enabled(xp) else None)
+        try:
+            first = first_positions(xp, self._identity_parts(block)[1])
+            is_first = first == xp.arange(n, dtype=xp.int64)
+            firsts = xp.nonzero(is_first)[0]
+            m = int(firsts.shape[0])
+            if m <= (1 - DISTINCT_MIN_REPEATS) * n:
+                grids = items.take(firsts, grouped=True)
+                grids.state = xp.arange(m, dtype=xp.int64)
+                of_item = (kernels.cumsum(xp, is_first) - 1)[first]
+                view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state), of_item,
+                                      xp.bincount(of_item, minlength=m) if kernels.enabled(xp) else None)
+        except Exception as exc:  # no room for the view: the block's every grid, as without it
+            if not is_out_of_memory(exc):
+                raise
+            view = None
+            self._free_device_memory()
+            self.stats.oom_splits += 1
         self.stats.add_time("search.distinct", self._now() - t0)
         return view
 

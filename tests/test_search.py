@@ -241,6 +241,25 @@ def test_distinct_grids_give_identical_results(real_tasks, monkeypatch, tight):
     assert search.stats.grid_transforms_computed < plain.stats.grid_transforms_computed
 
 
+def test_no_room_for_distinct_grids_applies_transforms_to_every_grid(real_tasks, monkeypatch):
+    """Where finding a block's distinct grids runs out of device memory, the block's every grid is
+    transformed, with the same results."""
+    tasks = real_tasks[:6]
+    expected = _boards(_solve(tasks, 2))
+    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    calls = {"failed": 0}
+
+    def no_room(xp, keys):
+        calls["failed"] += 1
+        raise MemoryError("simulated out of device memory")
+
+    monkeypatch.setattr(search_mod, "first_positions", no_room)
+    search = _solve(tasks, 2)
+    assert calls["failed"] > 0 and search.stats.oom_splits == calls["failed"]
+    assert search.stats.grid_transforms_computed == search.stats.grid_transforms
+    assert _boards(search) == expected
+
+
 def test_many_small_blocks_give_identical_results(real_tasks):
     tasks = real_tasks[:8]
     expected = _boards(_solve(tasks, 2))
