@@ -23,7 +23,7 @@ from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
-from solvers.xp import HostCopy, is_out_of_memory, to_host, to_host_all
+from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -169,7 +169,9 @@ class Search:
 
     def _expand_level(self, frontier, level, last, deadline):
         self._run_deferred()  # the boards' solved flags decide which states are dropped
-        kept_per_task = np.zeros(len(self.p.tasks), dtype=np.int64)
+        # States kept per task for the next level (on the array device where its kernels run:
+        # the budget is then applied there, see _next_blocks).
+        kept_per_task = (self.xp if kernels.enabled(self.xp) else np).zeros(len(self.p.tasks), dtype=np.int64)
         if not self.expand_solved:
             t0 = self._now()
             # Block by block, each replaced as soon as its successor exists (memory: the frontier
@@ -1042,14 +1044,20 @@ class Search:
     def _next_blocks(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
         """The new states within the per-task budget and their grids, as an ungrouped block (or
         several, in order, if taking their grids ran out of device memory)."""
-        tasks = new.tasks(slice(None))
-        keep = within_budget(tasks, kept_per_task, self.per_task_budget)
+        if kernels.enabled(self.xp) and new.first_gid is not None:
+            # On the device: the host never reads the new states' positions (millions on a level
+            # that keeps them), and the budget takes one wait, for how many are kept.
+            xp, tasks, solved = self.xp, block.task[new.dev], self.xp.asarray(self.solved)
+        else:
+            xp, tasks, solved = np, new.tasks(slice(None)), self.solved
+        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
         if not self.expand_solved:
-            keep &= ~self.solved[tasks]
-        kept_per_task += np.bincount(tasks[keep], minlength=len(kept_per_task))
-        if not keep.any():
+            keep &= ~solved[tasks]
+        pos = xp.nonzero(keep)[0]
+        if not len(pos):
             return []
-        return self._kept_blocks(block, out, new, np.nonzero(keep)[0], tasks)
+        kept_per_task += xp.bincount(tasks[pos], minlength=len(kept_per_task))
+        return self._kept_blocks(block, out, new, pos, tasks)
 
     def _kept_blocks(self, block: Block, out: Items, new: "_NewStates", pos: np.ndarray, tasks) -> list:
         """The new states at positions ``pos`` with their grids: one block, or on device
@@ -1274,32 +1282,50 @@ class _NewStates:
             return self.merged.parents(self.idx[pos] if idx is None else idx)
         if isinstance(pos, slice):
             return self.first_gid + np.arange(len(self.host), dtype=np.int64)[pos]
-        return self.first_gid + np.asarray(pos, dtype=np.int64)
+        return self.first_gid + namespace_of(pos).asarray(pos, dtype=np.int64)
 
     def tasks(self, pos) -> np.ndarray:
         """The tasks of the new states at positions ``pos``."""
         return self.merged.tasks(self.idx[pos])
 
 
-def within_budget(tasks: np.ndarray, kept_per_task: np.ndarray, budget: int) -> np.ndarray:
+def within_budget(tasks, kept_per_task, budget: int, xp=np):
     """Which of the new states of ``tasks`` (in order) fit their task's budget: the first
-    ``budget - kept_per_task[t]`` of each task ``t``."""
+    ``budget - kept_per_task[t]`` of each task ``t``. Arrays of ``xp``; where its kernels run,
+    the answer is worked out on the device without a wait."""
     n_tasks = len(kept_per_task)
-    counts = np.bincount(tasks, minlength=n_tasks)
     room = budget - kept_per_task
+    if kernels.enabled(xp):  # every state's rank among its task's, from a counting sort
+        return _task_ranks(xp, tasks, n_tasks) < room[tasks]
+    counts = np.bincount(tasks, minlength=n_tasks)
     keep = (room > 0)[tasks]  # a task with no room left keeps none
     # Only the states of the tasks whose room runs out here need their rank among their task's
-    # new states: their place in the stable sort by task less where their task's run begins there
-    # (a radix sort of 16-bit tasks: millions of states per absorb on a level that keeps them).
+    # new states (a radix sort of 16-bit tasks: millions of states per absorb on a level that
+    # keeps them).
     crossing = np.nonzero(((room > 0) & (counts > room))[tasks])[0]
     if len(crossing):
         cross_tasks = tasks[crossing]
-        order = np.argsort(cross_tasks.astype(np.int16 if n_tasks <= 1 << 15 else np.int64), kind="stable")
-        cross_counts = np.bincount(cross_tasks, minlength=n_tasks)
-        rank = np.empty(len(crossing), dtype=np.int64)
-        rank[order] = np.arange(len(crossing)) - (np.cumsum(cross_counts) - cross_counts)[cross_tasks[order]]
-        keep[crossing] = rank < room[cross_tasks]
+        keep[crossing] = _task_ranks(np, cross_tasks, n_tasks) < room[cross_tasks]
     return keep
+
+
+def _task_ranks(xp, tasks, n_tasks: int):
+    """Each entry's rank among the earlier entries of its task (``tasks``: ints below ``n_tasks``):
+    its place in the stable sort by task less where its task's run begins there."""
+    n = int(tasks.shape[0])
+    if kernels.enabled(xp) and n_tasks <= kernels.GROUP_KEYS:
+        order, begins = kernels.group_order(xp, tasks)
+    elif xp is np:
+        order = np.argsort(tasks.astype(np.int16 if n_tasks <= 1 << 15 else np.int64), kind="stable")
+        counts = np.bincount(tasks, minlength=n_tasks)
+        begins = np.cumsum(counts) - counts
+    else:
+        order = xp.lexsort(xp.stack([xp.arange(n), tasks]))
+        counts = xp.bincount(tasks, minlength=n_tasks)
+        begins = xp.cumsum(counts) - counts
+    rank = xp.empty(n, dtype=xp.int64)
+    rank[order] = xp.arange(n, dtype=xp.int64) - begins[tasks[order]]
+    return rank
 
 
 def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.ndarray) -> np.ndarray:

@@ -407,6 +407,40 @@ def test_first_positions_on_the_device_match_numpy(dev):
         assert dev.asnumpy(first_positions(dev.xp, dev.asarray(keys))).tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("n_tasks", [6, 1500])
+def test_budget_on_the_device_matches_numpy(dev, n_tasks):
+    """Each task's first ``budget - kept`` new states, worked out on the device (a counting sort of
+    tasks, or a lexsort past its 1,024 keys) against NumPy; tasks full, crossing and with room."""
+    from pipeline.search import within_budget
+
+    rng = np.random.default_rng(n_tasks)
+    tasks = rng.integers(0, n_tasks, 5000)
+    kept = rng.integers(0, 12, n_tasks)
+    with dev.reference():
+        want = within_budget(tasks, kept, 8)
+    got = within_budget(dev.asarray(tasks), dev.asarray(kept), 8, dev.xp)
+    assert dev.asnumpy(got).tolist() == want.tolist()
+    assert 0 < want.sum() < len(tasks)
+
+
+def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev):
+    """Each task keeps 20 states for the next level (the budget binds on the first level): the
+    GPU's budget, applied on the device, keeps the states the CPU's keeps."""
+    from pipeline.problem import Problem
+    from pipeline.search import Search
+    from pipeline.tasks import load_tasks
+
+    tasks, _ = load_tasks("arc1-train", 8)
+    results = []
+    for xp, ref in ((np, True), (dev.xp, False)):
+        with (dev.reference() if ref else contextlib.nullcontext()):
+            search = Search(Problem(tasks, xp), states_per_task=20)
+            stats = search.run(2)
+        results.append(([[(search.table.path(c.gid), round(c.rank, 6)) for c in b] for b in search.boards],
+                         stats.states))
+    assert results[0] == results[1]
+
+
 def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
     """A table that cannot double (simulated out-of-memory) frees memory, retries, then keeps
     its size while it stays under MAX_LOAD (the same positions as the sorted runs), then raises
