@@ -17,7 +17,8 @@ import numpy as np
 
 from pipeline.keyset import first_positions, key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.problem import Block, Items, Problem, allocation_id, concat_items, follows, sort_by_shape
+from pipeline.problem import (Block, Items, Problem, allocation_id, concat_items, follows, sort_by_shape,
+                              stable_group)
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
@@ -1300,8 +1301,7 @@ def within_budget(tasks, kept_per_task, budget: int, xp=np):
     counts = np.bincount(tasks, minlength=n_tasks)
     keep = (room > 0)[tasks]  # a task with no room left keeps none
     # Only the states of the tasks whose room runs out here need their rank among their task's
-    # new states (a radix sort of 16-bit tasks: millions of states per absorb on a level that
-    # keeps them).
+    # new states (millions of states per absorb on a level that keeps them).
     crossing = np.nonzero(((room > 0) & (counts > room))[tasks])[0]
     if len(crossing):
         cross_tasks = tasks[crossing]
@@ -1313,14 +1313,10 @@ def _task_ranks(xp, tasks, n_tasks: int):
     """Each entry's rank among the earlier entries of its task (``tasks``: ints below ``n_tasks``):
     its place in the stable sort by task less where its task's run begins there."""
     n = int(tasks.shape[0])
-    if kernels.enabled(xp) and n_tasks <= kernels.GROUP_KEYS:
-        order, begins = kernels.group_order(xp, tasks)
-    elif xp is np:
-        order = np.argsort(tasks.astype(np.int16 if n_tasks <= 1 << 15 else np.int64), kind="stable")
-        counts = np.bincount(tasks, minlength=n_tasks)
-        begins = np.cumsum(counts) - counts
-    else:
-        order = xp.lexsort(xp.stack([xp.arange(n), tasks]))
+    if n_tasks <= kernels.GROUP_KEYS:
+        order, begins = stable_group(xp, tasks)
+    else:  # more tasks than the counting sort's keys
+        order = np.argsort(tasks, kind="stable") if xp is np else xp.lexsort(xp.stack([xp.arange(n), tasks]))
         counts = xp.bincount(tasks, minlength=n_tasks)
         begins = xp.cumsum(counts) - counts
     rank = xp.empty(n, dtype=xp.int64)
