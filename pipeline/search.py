@@ -124,9 +124,9 @@ class Search:
         self._deferred = None
         self._unread: list = []  # copies of new states' positions to the host not read yet
         self._none = None  # see _no_results
-        # While a block's distinct grids are expanded: (their items, how many of the block's grids
-        # each stands for), so that a crop counts the grids its outputs stand for (see _mapped).
-        self._weights = None
+        # The distinct grids of the block being expanded, if any: a crop on them counts the block's
+        # grids its outputs stand for (see _DistinctGrids._mapped).
+        self._distinct = None
         self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
         self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
 
@@ -209,7 +209,7 @@ class Search:
             self._enqueue = enqueue
             distinct = self._distinct_grids(block)
             grids = block if distinct is None else distinct.view
-            self._weights = None if distinct is None else (distinct.view.items, distinct.multiplicity)
+            self._distinct = distinct
             # The transforms of a block share their analyses of a stack (labellings, colour counts,
             # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
@@ -217,7 +217,7 @@ class Search:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
                         self._finish_absorbing()
-                        self._pending = self._enqueue = self._waiting = self._weights = None
+                        self._pending = self._enqueue = self._waiting = self._distinct = None
                         self._run_deferred()
                         return []
                     outputs = self._apply_run(grids, run, defer=True)
@@ -238,7 +238,7 @@ class Search:
                     absorb()
                 self._finish_absorbing()
                 self._run_deferred()
-            self._pending = self._enqueue = self._weights = None
+            self._pending = self._enqueue = self._distinct = None
             del block, grids, distinct
             t0 = self._now()
             next_frontier += builder.finish()
@@ -607,7 +607,8 @@ class Search:
                 arrays.append(res.arr)
             kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in (ok, *sides)))
         *counts, totals = kernels.crop_counts(xp, ok, size)
-        weights = self._weights[1] if self._weights is not None and self._weights[0] is items else None
+        distinct = self._distinct
+        weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
         if weights is not None:  # how many of the block's grids the kept distinct grids stand for
             represented = xp.zeros(1, dtype=xp.int64)
             kernels.sum_into(xp, xp.where(ok, weights[lay.order()], 0), represented)
