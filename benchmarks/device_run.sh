@@ -219,7 +219,7 @@ for step in "$@"; do
            [ -f /tmp/d3.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i /tmp/d3.qdstrm 2>&1 | grep -v Processing | tail -3
            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
-    nsysr3|nsysr2|nsysf2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step:5:1}; r=/tmp/${step:4:1}$d
+    nsysr3|nsysr2|nsysr4|nsysf2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step:5:1}; r=/tmp/${step:4:1}$d
             n=2; [ "${step:4:1}" = f ] && n=1  # nsysf: a fresh process's warm-up and first search
             rm -f $r.*
             timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o $r python3 benchmarks/profile_search.py --gpu --nvtx --depth $d --repeat $n --top 0 2>&1 | grep -E "^400 tasks|rror"

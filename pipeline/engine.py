@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
+from solvers.registry import transforms
 from solvers.xp import plain_reductions
 
 
@@ -350,11 +351,16 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     device's context and memory pool, and the compiled kernels of :mod:`solvers.kernels` and
     :mod:`solvers.fused`; returns the seconds.
 
+    The search's transforms are imported too (every process searching needs them), and on a GPU
+    CuPy's CUB library is started: its first use (the sum of a search's int64 sizes) starts the CUDA
+    runtime linked into it, 37 ms in which the device idled (Nsight Systems, H100, session 18).
+
     CuPy's own kernels (those of its array calls) are left to load on their first launch: loading
     them by a small search made the first search of two H200s wait 1.5 s for it
     (benchmarks/RESULTS.md).
     """
     start = time.perf_counter()
+    transforms()
     if gpu is not None:
         import cupy
         import cupyx.scipy.ndimage  # noqa: F401  (imported by CuPy's kernels on first use anyway)
@@ -364,6 +370,7 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
         plain_reductions()
         with cupy.cuda.Device(gpu):
             cupy.zeros(16, dtype=cupy.uint8).sum()
+            int(cupy.ones(16, dtype=cupy.int64).sum())  # an int64 sum goes through CUB (a routine accelerator)
             gpu_block_cells(cupy, gpu_share)
             if kernels.enabled(cupy):
                 kernels.preload()

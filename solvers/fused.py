@@ -664,6 +664,35 @@ extern "C" __global__ void colour_pick(const unsigned char* g, const long long* 
     out[t] = mode == 2 ? (v == 0 ? pick : 0) : ((v == pick && v != 0) ? v : 0);
 }
 
+// arrange.colour_column: a thread per grid, from its colour counts (n, 10). Its non-zero colours
+// present, most frequent first (ties: the lower colour), the ``skip`` most frequent left out, down
+// the one column of out (n, 9 - skip); the rest 0. Sides k x 1 with k the colours left, valid when
+// k >= 1. (Were three row sums, CUB's segmented reductions on a GPU, and a dozen array calls.)
+extern "C" __global__ void colour_column(const long long* counts, long long n, int skip, unsigned char* out,
+                                         long long* out_h, long long* out_w, bool* valid) {
+    const long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    const long long* c = counts + i * 10;
+    const int rows = 9 - skip;
+    int placed = 0;
+    bool used[10] = {false};
+    for (int r = 0; r < 9; ++r) {
+        int best = 0;
+        long long most = 0;
+        for (int colour = 1; colour <= 9; ++colour)
+            if (!used[colour] && c[colour] > most) { best = colour; most = c[colour]; }
+        if (best == 0) break;
+        used[best] = true;
+        if (r >= skip) out[i * rows + r - skip] = (unsigned char)best;
+        ++placed;
+    }
+    for (int r = max(0, placed - skip); r < rows; ++r) out[i * rows + r] = 0;
+    const int k = placed - skip;
+    out_h[i] = max(k, 0);
+    out_w[i] = 1;
+    valid[i] = k >= 1;
+}
+
 // objects.remove_noise (mode 0: cells of one-cell objects erased) and recolour.color_by_size and
 // color_by_rank (mode 1: each object's cells painted its value[label], clipped to 1..9; the
 // background 0): a thread per cell of the labels' stack.
@@ -987,6 +1016,19 @@ def colour_pick(xp, g, counts, mode: str):
         _kernel("colour_pick")(grid, block, (g, xp.ascontiguousarray(counts), np.int64(g.size), np.int32(H * W),
                                              np.int32(_COLOUR_PICKS[mode]), out))
     return out
+
+
+def colour_column(xp, counts, skip: int) -> Padded:
+    """``arrange.colour_column`` from the stack's colour counts ((n, 10), not changed), in one kernel:
+    an (n, 9 - skip, 1) stack."""
+    n = int(counts.shape[0])
+    out = xp.empty((n, 9 - skip, 1), dtype=xp.uint8)
+    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=bool)
+    if n:
+        grid, block = thread_launch(n)
+        _kernel("colour_column")(grid, block, (xp.ascontiguousarray(counts, dtype=xp.int64), np.int64(n),
+                                               np.int32(skip), out, oh, ow, valid))
+    return Padded(out, oh, ow, valid)
 
 
 def label_paint(xp, g, labels, value, erase_single: bool):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import MAX_SIDE, Padded, colour_counts
+from solvers.batch import MAX_SIDE, Padded, colour_counts, shared_colour_counts
 from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive
 
@@ -95,6 +95,8 @@ def _smallest_period(xp, g, side, index):
 def colour_column(xp, g, h, w, skip):
     """A one-column grid of the grid's non-zero colours, most frequent first (ties: the lower
     colour), leaving out the ``skip`` most frequent. Grids with nothing left give no result."""
+    if kernels.enabled(xp):  # one kernel (the array calls below: three row sums, CUB's on a GPU)
+        return fused.colour_column(xp, shared_colour_counts(xp, g), skip)
     counts = colour_counts(xp, g)[:, 1:]
     present = counts > 0
     k = present.sum(axis=1) - skip
