@@ -74,8 +74,9 @@ class Items:
             self._padded = PaddedLayout(self, one_bucket_cells)
         return self._padded
 
-    def take(self, order, grouped: bool = False) -> "Items":
-        """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups.
+    def take(self, order, grouped: bool = False, total: int | None = None) -> "Items":
+        """A new buffer holding the grids ``order`` (in that order); ``grouped`` builds shape groups;
+        ``total``: their cells, when known on the host (else summed: a wait on a GPU).
 
         On a GPU one kernel copies the grids row by row. Otherwise the per-cell index arrays of
         the gather (24 bytes per cell) are built a chunk of grids at a time, so copying a frontier
@@ -86,7 +87,8 @@ class Items:
         sizes = h * w
         start = kernels.cumsum(xp, sizes) - sizes
         src = self.start[order]
-        total = int(sizes.sum()) if sizes.shape[0] else 0
+        if total is None:
+            total = int(sizes.sum()) if sizes.shape[0] else 0
         cells = xp.empty(total, dtype=xp.uint8)
         if kernels.enabled(xp):
             kernels.copy_rows(xp, self.cells, cells, src, w, start, w, h, w)

@@ -39,8 +39,10 @@ ABSORB_CELLS = {"cpu": lambda block_cells: min(block_cells, 4_000_000), "gpu": l
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
 ACC_SCALE = 1 << 20    # cell accuracy in fixed point
 USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
-# On the last level, finish each absorb's leaderboard update while the next transform's kernels
-# run (tests compare both).
+# Finish each absorb's leaderboard update while the next transform's kernels run (tests compare
+# both). On a level that keeps states, the absorb's next blocks then keep the states of tasks it
+# solved (the flags are not updated yet): the next level's start drops them, as it drops those of
+# tasks solved later in the level.
 DEFER_BOARDS = True
 # On a GPU's last level, finish each absorb (its count of new states read, their scores, the
 # boards' picks) only once the next transform's first kernels are queued (tests compare both).
@@ -753,9 +755,9 @@ class Search:
         scored = self._score_new(block, out, hv, test_key, new_dev, level)
         self.stats.add_time("search.score", self._now() - t0)
         t0 = self._now()
-        # On the last level no next blocks depend on the boards' solved flags: the host's part of
-        # the update can wait for the next transform's kernels to be launched.
-        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS and not keep)
+        # The host's part of the update waits for the next transform's kernels to be launched
+        # (the device idled through it); the next blocks below go by the solved flags as they were.
+        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return []
@@ -1047,11 +1049,8 @@ class Search:
         """The new states within the per-task budget and their grids, as an ungrouped block (or
         several, in order, if taking their grids ran out of device memory)."""
         if kernels.enabled(self.xp) and new.first_gid is not None:
-            # On the device: the host never reads the new states' positions (millions on a level
-            # that keeps them), and the budget takes one wait, for how many are kept.
-            xp, tasks, solved = self.xp, block.task[new.dev], self.xp.asarray(self.solved)
-        else:
-            xp, tasks, solved = np, new.tasks(slice(None)), self.solved
+            return self._next_blocks_on_device(block, out, new, kept_per_task)
+        xp, tasks, solved = np, new.tasks(slice(None)), self.solved
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
         if not self.expand_solved:
             keep &= ~solved[tasks]
@@ -1059,6 +1058,51 @@ class Search:
         if not len(pos):
             return []
         kept_per_task += xp.bincount(tasks[pos], minlength=len(kept_per_task))
+        return self._kept_blocks(block, out, new, pos, tasks)
+
+    def _next_blocks_on_device(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
+        """:meth:`_next_blocks` where the kernels run: the host never reads the new states'
+        positions (millions on a level that keeps them), and it waits once, for how many states,
+        grids and cells are kept (was four waits: two ``nonzero``, a sum of sizes and CuPy's
+        ``bincount``, each leaving the device idle while the host went on)."""
+        xp = self.xp
+        tasks = block.task[new.dev]
+        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
+        if not self.expand_solved:
+            keep &= ~xp.asarray(self.solved)[tasks]
+        try:
+            rank = kernels.cumsum(xp, keep)
+            local = xp.full(block.num_states, -1, dtype=xp.int64)  # a kept state's place among them
+            local[new.dev] = xp.where(keep, rank - 1, -1)
+            local_x = local[out.state]
+            kept_item = local_x >= 0
+            item_rank = kernels.cumsum(xp, kept_item)
+            totals = xp.zeros(3, dtype=xp.int64)
+            if rank.shape[0]:
+                totals[:1] = rank[-1:]
+            if item_rank.shape[0]:
+                totals[1:2] = item_rank[-1:]
+                kernels.sum_into(xp, xp.where(kept_item, out.h * out.w, 0), totals[2:])
+            n_states, n_items, n_cells = to_host(totals).tolist()
+            if n_states == 0:
+                return []
+            pos = kernels.positions(xp, keep, rank, n_states)
+            sel = kernels.positions(xp, kept_item, item_rank, n_items)
+            items = out.take(sel, total=n_cells)
+            items.state = local_x[sel]
+            kept = Block(items, tasks[pos], new.gids(pos))
+            kernels.count_keys_into(xp, kept.task, kept_per_task)
+            return [kept]
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+        # Out of device memory: the kept states in halves (kept_per_task, added to last above,
+        # counts none of them yet).
+        self._free_device_memory()
+        pos = xp.nonzero(keep)[0]
+        if not len(pos):
+            return []
+        kernels.count_keys_into(xp, tasks[pos], kept_per_task)
         return self._kept_blocks(block, out, new, pos, tasks)
 
     def _kept_blocks(self, block: Block, out: Items, new: "_NewStates", pos: np.ndarray, tasks) -> list:

@@ -212,6 +212,13 @@ extern "C" __global__ void count_into(const bool* x, long long n, long long sign
     sum_into(x, n, sign, out);
 }
 
+// counts[key[i]] += 1 for each of the n keys (a histogram added to, with no wait: CuPy's bincount
+// waits for the keys' maximum).
+extern "C" __global__ void count_keys_into(const long long* key, long long n, unsigned long long* counts) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i < n) atomicAdd(&counts[key[i]], 1ull);
+}
+
 // Stack-wide labels from object_roots: grid i's objects are numbered from base[i] + 1; each
 // object's first cell also records the object's grid, place in the stack and size; the first cells
 // that object_roots picked give their grid's chosen labels (chosen[2i]: largest, [2i + 1]: smallest).
@@ -1116,6 +1123,16 @@ def sum_into(xp, x, out, negate: bool = False) -> None:
     blocks = min(1024, (n + 255) // 256)
     _kernel(name)((blocks,), (256,), (xp.ascontiguousarray(x), np.int64(n), np.int64(-1 if negate else 1),
                                           out.view(xp.uint64)))
+
+
+def count_keys_into(xp, keys, counts) -> None:
+    """``counts += bincount(keys, minlength=len(counts))`` on the device with no wait (``keys``:
+    ints below ``len(counts)``; ``counts``: a contiguous int64 array)."""
+    n = int(keys.shape[0])
+    if n:
+        grid, block = thread_launch(n)
+        _kernel("count_keys_into")(grid, block, (xp.ascontiguousarray(keys, dtype=xp.int64), np.int64(n),
+                                                 counts.view(xp.uint64)))
 
 
 _SCAN_BLOCK = 256 * 4  # values per block of the scan kernels (SCAN_THREADS * SCAN_ITEMS)

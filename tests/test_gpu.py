@@ -423,22 +423,40 @@ def test_budget_on_the_device_matches_numpy(dev, n_tasks):
     assert 0 < want.sum() < len(tasks)
 
 
-def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev):
+@pytest.mark.parametrize("take_room", [None, 10])
+def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev, monkeypatch, take_room):
     """Each task keeps 20 states for the next level (the budget binds on the first level): the
-    GPU's budget, applied on the device, keeps the states the CPU's keeps."""
-    from pipeline.problem import Problem
+    GPU's budget, applied on the device, keeps the states the CPU's keeps. With ``take_room``,
+    copying more kept grids than that runs out of device memory: the device's path then takes
+    the kept states in halves, with the same results."""
+    import sys
+
+    from pipeline.problem import Items, Problem
     from pipeline.search import Search
     from pipeline.tasks import load_tasks
 
+    failed = []
+    if take_room is not None:
+        real_take = Items.take
+
+        def tight(self, order, *args, **kwargs):
+            if sys._getframe(1).f_code.co_name == "_next_blocks_on_device" and len(order) > take_room:
+                failed.append(len(order))
+                raise MemoryError("simulated out of device memory")
+            return real_take(self, order, *args, **kwargs)
+
+        monkeypatch.setattr(Items, "take", tight)
     tasks, _ = load_tasks("arc1-train", 8)
     results = []
     for xp, ref in ((np, True), (dev.xp, False)):
         with (dev.reference() if ref else contextlib.nullcontext()):
-            search = Search(Problem(tasks, xp), states_per_task=20)
+            # Scoring after every transform: the budget's counts carry from absorb to absorb.
+            search = Search(Problem(tasks, xp), states_per_task=20, absorb_cells=1)
             stats = search.run(2)
         results.append(([[(search.table.path(c.gid), round(c.rank, 6)) for c in b] for b in search.boards],
                          stats.states))
     assert results[0] == results[1]
+    assert bool(failed) == (take_room is not None)
 
 
 def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
