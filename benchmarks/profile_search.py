@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from pipeline.engine import objects_frozen
 from pipeline.problem import Problem
 from pipeline.search import Search
 from pipeline.tasks import load_tasks
@@ -194,7 +195,8 @@ def profile_once(args) -> None:
         setattr(hasher, name, timed_hash)
     gc_times = GcTimes()
     t0 = time.perf_counter()
-    stats = search.run(args.depth)
+    with objects_frozen():  # as a run's search process searches (pipeline.engine)
+        stats = search.run(args.depth)
     sync()
     wall = time.perf_counter() - t0
     print(f"{len(tasks)} tasks, depth {args.depth}, {'gpu' if args.gpu else 'cpu'}: {wall:.1f} s, "
