@@ -478,16 +478,23 @@ extern "C" __global__ void halo(const unsigned char* g, unsigned char* out, long
 
 // regions.overlay_halves: a thread per cell of the (n, OH, OW) output. ``across`` (lr): the left
 // half (h x w/2) against the right; else (ud) the top half against the bottom. op: 0 and, 1 or,
-// 2 xor, 3 nor.
+// 2 xor, 3 nor. A grid's first thread also writes its half's sides and whether it has one (were
+// six array calls per stack).
 extern "C" __global__ void overlay_halves(const unsigned char* g, const long long* h, const long long* w,
                                           int H, int W, int OH, int OW, int across, int op,
-                                          unsigned char* out, long long total) {
+                                          unsigned char* out, long long total, long long* out_h,
+                                          long long* out_w, bool* valid) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
     long long i = t / (OH * OW);
     int k = (int)(t % (OH * OW)), y = k / OW, x = k % OW;
     int hi = (int)h[i], wi = (int)w[i];
     int bh = across ? hi : hi / 2, bw = across ? wi / 2 : wi;
+    if (k == 0) {
+        out_h[i] = bh;
+        out_w[i] = bw;
+        valid[i] = bh >= 1 && bw >= 1 && (across ? wi : hi) >= 2;
+    }
     unsigned char o = 0;
     if (y < bh && x < bw) {
         const unsigned char* s = g + i * H * W;
@@ -928,20 +935,22 @@ def halo(xp, g, conn: int):
 _HALF_OPS = {"and": 0, "or": 1, "xor": 2, "nor": 3}
 
 
-def overlay_halves(xp, g, h, w, axis: str, op: str):
-    """The cells of ``regions.overlay_halves``: an (n, H, max(1, W // 2)) stack for ``lr``, an
-    (n, max(1, H // 2), W) one for ``ud``; 0 outside each grid's half."""
+def overlay_halves(xp, g, h, w, axis: str, op: str) -> Padded:
+    """``regions.overlay_halves`` in one kernel: an (n, H, max(1, W // 2)) stack for ``lr``, an
+    (n, max(1, H // 2), W) one for ``ud``, 0 outside each grid's half; the halves' sides and
+    whether a grid has halves."""
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     across = axis == "lr"
     OH, OW = (H, max(1, W // 2)) if across else (max(1, H // 2), W)
     out = xp.empty((n, OH, OW), dtype=g.dtype)
+    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=bool)
     if out.size:
         grid, block = thread_launch(out.size)
         _kernel("overlay_halves")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H),
                                                 np.int32(W), np.int32(OH), np.int32(OW), np.int32(across),
-                                                np.int32(_HALF_OPS[op]), out, np.int64(out.size)))
-    return out
+                                                np.int32(_HALF_OPS[op]), out, np.int64(out.size), oh, ow, valid))
+    return Padded(out, oh, ow, valid)
 
 
 def keep_lines(xp, g, h, w, rows: bool, cols: bool, nonzero: bool) -> Padded:

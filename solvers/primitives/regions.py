@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from solvers import fused, kernels
-from solvers.batch import Padded
 from solvers.primitives.colour import COLOURS
 from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.registry import primitive
@@ -104,9 +103,7 @@ def overlay_halves(xp, g, h, w, axis, op):
     exactly one; ``nor``: cells set in neither, painted 1.
     """
     if kernels.enabled(xp):
-        half_h, half_w = (h, w // 2) if axis == "lr" else (h // 2, w)
-        ok = (half_h >= 1) & (half_w >= 1) & ((w if axis == "lr" else h) >= 2)
-        return Padded(fused.overlay_halves(xp, g, h, w, axis, op), half_h, half_w, ok)
+        return fused.overlay_halves(xp, g, h, w, axis, op)
     if axis == "ud":
         return transposed(overlay_halves(xp, g.transpose(0, 2, 1), w, h, "lr", op))
     n, H, W = g.shape
