@@ -44,8 +44,9 @@ USE_PADDED = True      # run padding-indifferent primitives per size bucket (tes
 # solved (the flags are not updated yet): the next level's start drops them, as it drops those of
 # tasks solved later in the level.
 DEFER_BOARDS = True
-# On a GPU's last level, finish each absorb (its count of new states read, their scores, the
-# boards' picks) only once the next transform's first kernels are queued (tests compare both).
+# On a GPU, finish each absorb (its count of new states read, their scores, the boards' picks, on
+# a level that keeps states the next blocks) only once the next transform's first kernels are
+# queued (tests compare both).
 DEFER_ABSORBS = True
 # Board records a GPU's picks get room for at least (56 bytes each, copied back every absorb).
 PICK_ROOM = 2048
@@ -120,6 +121,7 @@ class Search:
         self._enqueue = None  # queues an output of the block being expanded (see _expand_level)
         self._waiting = None  # a crop whose outputs are not finished yet (see _finish_waiting)
         self._absorbing = None  # an absorb's second half, not run yet (see _absorb_started)
+        self._builder = None  # the block builder of the block being expanded (see _absorb_started)
         self._may_defer = False  # whether the transform being applied may leave its crop waiting
         # The host's part of the last absorb's leaderboard update, when it was put off (see
         # _update_boards): it runs while the device works on the next transform.
@@ -195,7 +197,8 @@ class Search:
         # it is done (memory: the frontier plus one block's working set).
         for bi in range(len(frontier)):
             block, frontier[bi] = frontier[bi], None
-            builder = _BlockBuilder(self.xp, self.block_cells, len(self.p.tasks), self._free_device_memory)
+            builder = self._builder = _BlockBuilder(self.xp, self.block_cells, len(self.p.tasks),
+                                                    self._free_device_memory)
             pending = self._pending = _Pending(self.xp, self.absorb_cells, self.p.max_samples)
 
             def absorb():
@@ -240,7 +243,7 @@ class Search:
                     absorb()
                 self._finish_absorbing()
                 self._run_deferred()
-            self._pending = self._enqueue = self._distinct = None
+            self._pending = self._enqueue = self._distinct = self._builder = None
             del block, grids, distinct
             t0 = self._now()
             next_frontier += builder.finish()
@@ -723,8 +726,10 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
-        if DEFER_ABSORBS and self._gpu_last_level(keep, merged):
-            self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level)
+        if DEFER_ABSORBS and kernels.enabled(xp) and merged.transforms is not None:
+            # Its next blocks, if any, go to the level's block builder when it finishes.
+            self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level, keep,
+                                                   kept_per_task)
             return []
         t0 = self._now()
         new_dev = self.seen.add_new(key, valid)
@@ -771,15 +776,18 @@ class Search:
         transforms (not the identity's task inputs, which keep their own ids)."""
         return kernels.enabled(self.xp) and not keep and merged.transforms is not None
 
-    def _absorb_started(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level):
-        """:meth:`_absorb_merged` on a GPU's last level, in two halves. This one launches the key
+    def _absorb_started(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level,
+                        keep: bool, kept_per_task):
+        """:meth:`_absorb_merged` on a GPU, in two halves. This one launches the key
         table's insertion and the scores' first kernels, which need only the mask of new states,
         and starts the copy of three counts to the host (new states, colour-table slots, items of
         their outputs' sizes); it returns the second half (None for no states), which reads them
         and finishes. Run once the next transform's first kernels are queued, its wait for the
         counts finds the device busy with them instead of idle (before, the dedup's and the
-        scoring's waits each emptied the device's queue). Results are those of
-        :meth:`_absorb_merged` (same values, same order)."""
+        scoring's waits each emptied the device's queue). On a level that keeps states the second
+        half also adds the next blocks to the level's block builder (halves run in order, so the
+        builder meets them in the same order). Results are those of :meth:`_absorb_merged` (same
+        values, same order)."""
         xp, p = self.xp, self.p
         if int(key.shape[0]) == 0:
             return None
@@ -810,6 +818,9 @@ class Search:
                 return
             new_dev = kernels.positions(xp, new_mask, rank, n_new)
             positions = new_dev.astype(xp.int32) if block.num_states < 2**31 else new_dev
+            if keep:  # to the host while the device goes on, as _absorb_merged does
+                positions = HostCopy(positions)
+                self._unread.append(positions)
             self.stats.states += n_new
             new = _NewStates(new_dev, positions, merged, self.table.add(positions, merged))
             t0 = self._now()
@@ -827,6 +838,11 @@ class Search:
             t0 = self._now()
             self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
             self.stats.add_time("search.rank", self._now() - t0)
+            if keep:
+                t0 = self._now()
+                for kept in self._next_blocks(block, out, new, kept_per_task):
+                    self._builder.add(kept)
+                self.stats.add_time("search.frontier", self._now() - t0)
 
         return finish
 
@@ -967,6 +983,8 @@ class Search:
             offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
                                       tkey_h, maps_h)
         if defer:
+            if self._deferred is not None:  # never the case as absorbs are sequenced; kept in order if it were
+                self._run_deferred()
             self._deferred = offer
         else:
             offer()

@@ -696,11 +696,14 @@ def test_board_picks_pack_what_the_gathers_give(dev):
         assert np.array_equal(rows["mapping"], want)
 
 
-def test_absorbs_finished_later_give_identical_results(dev, monkeypatch):
-    """The GPU's last level finishes each absorb (counts read, scores, boards' picks) once the next
-    transform's kernels are queued: boards, programs, test outputs and counts are those of absorbs
-    finished at once, and every absorb is finished by the search's end. With ``PICK_ROOM`` 1 the
-    boards' picks are packed again with more room, from the later half too."""
+@pytest.mark.parametrize("absorb_cells", [None, 1])
+def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_cells):
+    """The GPU finishes each absorb (counts read, scores, boards' picks, on a level that keeps
+    states its next blocks) once the next transform's kernels are queued: boards, programs, test
+    outputs and counts are those of absorbs finished at once, and every absorb is finished by the
+    search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
+    later half too; with ``absorb_cells`` 1 every transform is absorbed alone (the per-task budget
+    of kept states carries from absorb to absorb)."""
     import pipeline.search as search_mod
     from pipeline.problem import Problem
     from pipeline.search import Search
@@ -712,17 +715,18 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch):
     real_start = Search._absorb_started
 
     def counted(self, *args):
-        started.append(1)
+        started.append(args[8])  # keep: a level that keeps states
         return real_start(self, *args)
 
     monkeypatch.setattr(Search, "_absorb_started", counted)
     results = []
     for defer in (False, True):
         monkeypatch.setattr(search_mod, "DEFER_ABSORBS", defer)
-        search = Search(Problem(tasks, dev.xp), states_per_task=400)
+        search = Search(Problem(tasks, dev.xp), states_per_task=400 if absorb_cells is None else 30,
+                        absorb_cells=absorb_cells)
         stats = search.run(2)
         results.append(([[(search.table.path(c.gid), round(c.rank, 6), [np.asarray(o).tolist() for o in c.test_outputs])
                           for c in b] for b in search.boards], stats.states, stats.candidates, search.solved.tolist()))
         assert search._absorbing is None
-    assert started, "no absorb was finished later"
+    assert True in started and False in started, "no absorb of each kind of level was finished later"
     assert results[0] == results[1]
