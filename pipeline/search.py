@@ -983,8 +983,8 @@ class Search:
             offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
                                       tkey_h, maps_h)
         if defer:
-            if self._deferred is not None:  # never the case as absorbs are sequenced; kept in order if it were
-                self._run_deferred()
+            # Absorbs run in order, each after the previous one's put-off update: none is pending.
+            assert self._deferred is None, "a put-off board update would be lost"
             self._deferred = offer
         else:
             offer()
