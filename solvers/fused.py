@@ -814,11 +814,15 @@ def preload() -> None:
     _kernel("complete_period")
 
 
+def _result_sides(xp, n: int):
+    """A kernel's per-grid outputs of a padded result for ``n`` grids: its sides and whether each
+    grid has a result (False until the kernel says so)."""
+    return xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.zeros(n, dtype=bool)
+
+
 def _block_results(xp, g):
     """Outputs of a block-per-grid kernel: the grids, their sides and whether each has a result."""
-    n = g.shape[0]
-    return (xp.zeros_like(g), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
-            xp.zeros(n, dtype=bool))
+    return (xp.zeros_like(g), *_result_sides(xp, g.shape[0]))
 
 
 def _padded_to_padded(xp, name: str, g, h, w, *flags, threads=block_threads) -> Padded:
@@ -944,7 +948,7 @@ def overlay_halves(xp, g, h, w, axis: str, op: str) -> Padded:
     across = axis == "lr"
     OH, OW = (H, max(1, W // 2)) if across else (max(1, H // 2), W)
     out = xp.empty((n, OH, OW), dtype=g.dtype)
-    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=bool)
+    oh, ow, valid = _result_sides(xp, n)
     if out.size:
         grid, block = thread_launch(out.size)
         _kernel("overlay_halves")(grid, block, (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H),
@@ -966,7 +970,7 @@ def cell_summary(xp, g, h, w, count: bool) -> Padded:
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     out = xp.empty((n, 15, 15), dtype=xp.uint8)
-    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.zeros(n, dtype=bool)
+    oh, ow, valid = _result_sides(xp, n)
     if n:
         _kernel("cell_summary")((n,), (loop_threads(H * W, 256),),
                                 (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
@@ -1032,7 +1036,7 @@ def colour_column(xp, counts, skip: int) -> Padded:
     an (n, 9 - skip, 1) stack."""
     n = int(counts.shape[0])
     out = xp.empty((n, 9 - skip, 1), dtype=xp.uint8)
-    oh, ow, valid = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=bool)
+    oh, ow, valid = _result_sides(xp, n)
     if n:
         grid, block = thread_launch(n)
         _kernel("colour_column")(grid, block, (xp.ascontiguousarray(counts, dtype=xp.int64), np.int64(n),
