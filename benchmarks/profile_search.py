@@ -106,7 +106,8 @@ def _nvtx_ranges(search) -> None:
     search._apply = ranged(lambda block, tr: tr.name, search._apply)
     search._finish_crop = ranged(lambda block, ti, tr, waiting: tr.name, search._finish_crop)  # a crop's second part
     for method, name in (("_absorb", "(absorb)"), ("_apply_elementwise_run", "(elementwise run)"),
-                         ("_apply_fill_run", "(fill run)"), ("_finish_absorbing", "absorb: second half"),
+                         ("_apply_fill_run", "(fill run)"), ("_apply_map_run", "(map run)"),
+                         ("_map_run_outputs", "(map run) finish"), ("_finish_absorbing", "absorb: second half"),
                          ("_state_keys", "absorb: state keys"), ("_absorb_merged", "absorb: dedup"),
                          ("_score_new", "absorb: score"), ("_update_boards", "absorb: boards"),
                          ("_next_blocks", "absorb: next blocks"), ("_drop_solved", "(prune)")):

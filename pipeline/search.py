@@ -107,9 +107,12 @@ class Search:
         # cells (0: after every transform). Results do not depend on it (see _absorb).
         self.absorb_cells = (ABSORB_CELLS["cpu" if problem.xp is np else "gpu"](self.block_cells)
                              if absorb_cells is None else absorb_cells)
-        # Runs of consecutive elementwise transforms are applied together; others one at a time.
-        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp))
+        # Runs of consecutive elementwise transforms are applied together; on a GPU also runs of
+        # one fill primitive and of coordinate maps; others one at a time.
+        self.map_runs = kernels.enabled(self.xp)
+        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp), map_runs=self.map_runs)
         self._lut_cache: dict = {}
+        self._map_tables: dict = {}
         # Measured: on the CPU, slicing exact-shape groups beats gathers over padded buckets for
         # coordinate-map primitives; on the GPU, fewer larger calls win, so everything is bucketed.
         self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
@@ -286,6 +289,8 @@ class Search:
     def _apply_run(self, block, run, defer: bool = False):
         """The outputs of a run of transforms (indices) on ``block``, in transform order; with
         ``defer``, a crop's may come as a :class:`_Waiting` (see :meth:`_finish_waiting`)."""
+        if self.map_runs and self.transforms[run[0]].coord_map is not None:
+            return self._apply_map_run(block, run, defer)
         if len(run) > 1:
             if self.transforms[run[0]].primitive.fill is not None:
                 return self._apply_fill_run(block, run)
@@ -394,6 +399,93 @@ class Search:
             outputs += [_Output(block, ti, Items(xp, cells[k], items.state, items.sample, items.h, items.w,
                                                  items.start), hashes[k])
                         for k, ti in enumerate(chunk)]
+        return outputs
+
+    def _apply_map_run(self, block, run, defer: bool = False):
+        """The outputs of a run of coordinate-map transforms (indices; see ``coord_map`` in
+        :mod:`solvers.registry`) on a GPU, read straight from the block's flat layout. Rigid maps
+        (every grid keeps its number of cells) are one kernel that writes and hashes every map's
+        grids, with no wait. Other maps count their kept grids and cells on the device first (one
+        wait for the whole run, not one per transform); with ``defer`` the rest comes as a
+        :class:`_Waiting`, finished while the next transform's kernels run. On device
+        out-of-memory the run's transforms are applied one by one (:meth:`_run_transform`)."""
+        xp, items = self.xp, block.items
+        trs = tuple(self.transforms[ti] for ti in run)
+        if trs not in self._map_tables:
+            self._map_tables[trs] = kernels.coord_map_table(xp, [tr.coord_map for tr in trs])
+        table = self._map_tables[trs]
+        t0 = self._now()
+        self.stats.grid_transforms_computed += items.count * len(run)
+        try:
+            if all(tr.coord_map[0] in kernels.RIGID_MAPS for tr in trs):
+                return self._rigid_maps(block, run, table, t0)
+            distinct = self._distinct
+            weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
+            ok, kept, cells, totals = kernels.map_counts(xp, items.h, items.w, table, weights)
+            totals = HostCopy(totals)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            return self._map_run_alone(block, run)
+        self._run_deferred()  # the host's board work, while the device counts
+        self._finish_waiting()  # the crop or map run before this one, likewise
+        self.stats.add_time("search.apply", self._now() - t0)
+
+        def finish():
+            t1 = self._now()
+            try:
+                outputs = self._map_run_outputs(block, run, table, (ok, kept, cells), totals.get(), weights is not None)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                return self._map_run_alone(block, run)
+            self.stats.add_time("search.apply", self._now() - t1)
+            return outputs
+
+        return _Waiting(finish) if defer else finish()
+
+    def _rigid_maps(self, block, run, table, t0) -> list:
+        xp, items = self.xp, block.items
+        K, C = len(run), int(items.cells.shape[0])
+        cells = self._output_cells(K * C).reshape(K, C)
+        hashes = self.p.hasher.map_copy(items.cells, items.start, items.h, items.w, table, cells)
+        self.stats.add_time("search.apply", self._now() - t0)
+        outputs = []
+        for k, ti in enumerate(run):
+            h, w = items.h, items.w
+            if self.transforms[ti].coord_map[0] in kernels.SWAPPING_MAPS:
+                h, w = w, h
+            outputs.append(_Output(block, ti, Items(xp, cells[k], items.state, items.sample, h, w, items.start),
+                                   hashes[k]))
+        return outputs
+
+    def _map_run_outputs(self, block, run, table, counts, counted, weighed: bool) -> list:
+        """A map run's outputs, once the host has its counts (``counted``: of
+        :func:`solvers.kernels.map_counts`' totals)."""
+        xp, items, K = self.xp, block.items, len(run)
+        kept_of, cells_of = counted[:K].tolist(), counted[K:2 * K].tolist()
+        if not sum(kept_of):
+            return []
+        dst = self._output_cells(sum(cells_of))
+        h, w, start, state, sample, hashes = self.p.hasher.map_take_copy(items, table, counts, sum(kept_of), dst)
+        outputs = []
+        a = c = 0
+        for k, ti in enumerate(run):
+            m, size = kept_of[k], cells_of[k]
+            if m:
+                out = Items(xp, dst[c:c + size], state[a:a + m], sample[a:a + m], h[a:a + m], w[a:a + m],
+                            start[a:a + m], represents=int(counted[2 * K + k]) if weighed else None)
+                outputs.append(_Output(block, ti, out, hashes[a:a + m]))
+            a, c = a + m, c + size
+        return outputs
+
+    def _map_run_alone(self, block, run) -> list:
+        """A map run's outputs with its transforms applied one by one (after device out-of-memory)."""
+        self._free_device_memory()
+        self.stats.oom_splits += 1
+        outputs = []
+        for ti in run:
+            outputs += self._run_transform(block, ti, self.transforms[ti])
         return outputs
 
     def _fill_colours(self, items: Items, fill, chunk):
@@ -1189,9 +1281,11 @@ class _DistinctGrids:
         out = o.items
         if len(parts) == 1 and out.state is view.state:  # every distinct grid's output, in their order
             at = self.of_item
-            h = items.h if out.h is view.h else out.h[at]
-            w = items.w if out.w is view.w else out.w[at]
-            mapped = Items(xp, out.cells, items.state, items.sample, h, w, out.start[at])
+
+            def side(v):  # the block's own sides where the output has the view's (maybe swapped)
+                return items.h if v is view.h else items.w if v is view.w else v[at]
+
+            mapped = Items(xp, out.cells, items.state, items.sample, side(out.h), side(out.w), out.start[at])
             return _Output(self.block, o.transform, mapped, o.hashes[at])
         # Some grids have no output (crops), or the view was split: find each grid's output by its
         # distinct grid (the view's ids number them).
@@ -1399,15 +1493,20 @@ def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.n
     return by_rank[np.argsort(group[by_rank], kind="stable")]
 
 
-def _transform_runs(transforms, fill_runs: bool = False) -> list:
+def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False) -> list:
     """Transform indices in order, cut into runs: consecutive elementwise transforms together,
-    with ``fill_runs`` consecutive transforms of one ``fill`` primitive together, every other
+    with ``fill_runs`` consecutive transforms of one ``fill`` primitive together, with ``map_runs``
+    consecutive coordinate-map transforms together (rigid maps apart from the others), every other
     transform alone."""
     runs: list = []
     for ti, tr in enumerate(transforms):
-        last = transforms[runs[-1][-1]].primitive if runs else None
+        last_tr = transforms[runs[-1][-1]] if runs else None
+        last = last_tr.primitive if runs else None
         if last is not None and ((tr.primitive.elementwise and last.elementwise)
-                                 or (fill_runs and tr.primitive.fill is not None and tr.primitive is last)):
+                                 or (fill_runs and tr.primitive.fill is not None and tr.primitive is last)
+                                 or (map_runs and tr.coord_map is not None and last_tr.coord_map is not None
+                                     and (tr.coord_map[0] in kernels.RIGID_MAPS)
+                                     == (last_tr.coord_map[0] in kernels.RIGID_MAPS))):
             runs[-1].append(ti)
         else:
             runs.append([ti])

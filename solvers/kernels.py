@@ -830,6 +830,139 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
     if (live && group_leader()) out[gk] = hash;
 }
 
+// Coordinate maps (Search._apply_map_run): primitives whose output cell (r, c) reads one input
+// cell, given as map m (kernels.COORD_MAPS) with the transform's arguments a, b. The output's sides
+// for an input of h x w, and whether the grid has a result (sides in 1..30, downscale's sides
+// divisible); the same maps as the primitives' Python (solvers.primitives.geometry, .scaling).
+__device__ bool coord_map_sides(int m, int a, int b, int h, int w, int* oh, int* ow) {
+    int y = h, x = w;
+    bool ok = true;
+    switch (m) {
+        case 0: case 2: case 5: case 6: y = w; x = h; break;     // rot90, rot270, transpose, antitranspose
+        case 7: y = h * a; x = w * a; break;                     // upscale(a)
+        case 8: ok = h % a == 0 && w % a == 0; y = h / a; x = w / a; break;  // downscale(a)
+        case 9: y = h * a; x = w * b; break;                     // tile(a, b)
+        case 10: x = 2 * w; break;                               // mirror_lr
+        case 11: y = 2 * h; break;                               // mirror_ud
+        case 12: y = 2 * h; x = 2 * w; break;                    // mirror_4
+        default: break;                                          // rot180, flip_lr, flip_ud
+    }
+    *oh = y;
+    *ow = x;
+    return ok && y >= 1 && x >= 1 && y <= 30 && x <= 30;
+}
+
+// A position in a line followed by its mirror image, as a position in the line (side cells).
+__device__ __forceinline__ int mirror_index(int i, int side) { return i >= side ? 2 * side - 1 - i : i; }
+
+// Where output cell (r, c) of map m reads its input grid (h x w, rows packed): the cell's index.
+__device__ __forceinline__ int coord_map_source(int m, int a, int b, int h, int w, int r, int c) {
+    int y, x;
+    switch (m) {
+        case 0: y = c; x = w - 1 - r; break;
+        case 1: y = h - 1 - r; x = w - 1 - c; break;
+        case 2: y = h - 1 - c; x = r; break;
+        case 3: y = r; x = w - 1 - c; break;
+        case 4: y = h - 1 - r; x = c; break;
+        case 5: y = c; x = r; break;
+        case 6: y = h - 1 - c; x = w - 1 - r; break;
+        case 7: y = r / a; x = c / a; break;
+        case 8: y = r * a; x = c * a; break;
+        case 9: y = r % h; x = c % w; break;
+        case 10: y = r; x = mirror_index(c, w); break;
+        case 11: y = mirror_index(r, h); x = c; break;
+        default: y = mirror_index(r, h); x = mirror_index(c, w); break;
+    }
+    return y * w + x;
+}
+
+// Maps that give every grid a result of its own number of cells (the rigid ones): K maps (maps:
+// K x (m, a, b)) applied to every grid of a flat layout (grid i: h[i] x w[i] cells from start[i],
+// cells cells in all) and hashed in one pass, one lane group per (grid i, map k): map k's grid i at
+// dst[k * cells + start[i]], its hash at out[k * n + i]. Groups run grid-major, so a grid's K maps
+// read it from the same cache lines.
+extern "C" __global__ void map_copy_hash(const unsigned char* src, const long long* start, const long long* h,
+                                         const long long* w, long long n, long long cells, const int* maps, int K,
+                                         unsigned char* dst, const int* coef, const unsigned long long* mix,
+                                         unsigned long long* out) {
+    bool live;
+    const long long g = hash_group(n * K, &live);
+    const long long i = g / K;
+    const int k = (int)(g - i * K), m = maps[3 * k], a = maps[3 * k + 1], b = maps[3 * k + 2];
+    const int hi = (int)h[i], wi = (int)w[i];
+    int oh, ow;
+    coord_map_sides(m, a, b, hi, wi, &oh, &ow);
+    const unsigned char* s = src + start[i];
+    const unsigned long long hash = group_write_hash(
+        [&](int, int r, int c) { return (unsigned int)s[coord_map_source(m, a, b, hi, wi, r, c)]; },
+        dst + k * cells + start[i], live, oh, ow, coef, mix);
+    if (live && group_leader()) out[k * n + i] = hash;
+}
+
+// Maps whose grids may have no result, first step: per (map k, grid i), at t = k * n + i (map-major:
+// the kept grids come map by map), whether it has a result, its cells (0 without) and, when weight
+// is not null, weight[i] where it has one (0 without).
+extern "C" __global__ void map_sides(long long n, const long long* h, const long long* w, const int* maps, int K,
+                                     const long long* weight, bool* ok, long long* size, long long* weighed) {
+    const long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (t >= n * K) return;
+    const long long k = t / n, i = t - k * n;
+    int oh, ow;
+    const bool v = coord_map_sides(maps[3 * k], maps[3 * k + 1], maps[3 * k + 2], (int)h[i], (int)w[i], &oh, &ow);
+    ok[t] = v;
+    size[t] = v ? (long long)oh * ow : 0;
+    if (weight) weighed[t] = v ? weight[i] : 0;
+}
+
+// Then each map's totals, from the inclusive running counts of map_sides' flags, sizes and weights
+// (weighed null: none): out = (kept grids of map 0..K-1, their cells ..., their weights ...).
+extern "C" __global__ void map_totals(long long n, int K, const long long* kept, const long long* cells,
+                                      const long long* weighed, long long* out) {
+    const int k = blockDim.x * blockIdx.x + threadIdx.x;
+    if (k >= K) return;
+    const long long end = (k + 1) * n - 1, before = k * n - 1;
+    out[k] = kept[end] - (k ? kept[before] : 0);
+    out[K + k] = cells[end] - (k ? cells[before] : 0);
+    if (weighed) out[2 * K + k] = weighed[end] - (k ? weighed[before] : 0);
+}
+
+// Then the kept grids, one lane group per (grid i, map k) as map_copy_hash: a kept one's place j
+// among all (kept[t] - 1, t = k * n + i), its sides, where its cells begin among its map's (start),
+// the state and sample of its grid, its cells written to dst (every map's kept cells back to back,
+// map by map) and its hash.
+extern "C" __global__ void map_take_copy_hash(const unsigned char* src, const long long* start, const long long* h,
+                                              const long long* w, const long long* state, const long long* sample,
+                                              long long n, const int* maps, int K, const bool* ok,
+                                              const long long* kept, const long long* cells, unsigned char* dst,
+                                              long long* o_h, long long* o_w, long long* o_start, long long* o_state,
+                                              long long* o_sample, const int* coef, const unsigned long long* mix,
+                                              unsigned long long* out) {
+    bool live;
+    const long long g = hash_group(n * K, &live);
+    const long long i = g / K;
+    const int k = (int)(g - i * K), m = maps[3 * k], a = maps[3 * k + 1], b = maps[3 * k + 2];
+    const long long t = k * n + i;
+    const int hi = (int)h[i], wi = (int)w[i];
+    int oh, ow;
+    coord_map_sides(m, a, b, hi, wi, &oh, &ow);
+    const bool kept_here = live && ok[t];
+    if (!kept_here) oh = ow = 0;  // the group still takes part in its warp's shuffles
+    const long long at = kept_here ? cells[t] - (long long)oh * ow : 0;
+    const long long j = kept_here ? kept[t] - 1 : 0;
+    const unsigned char* s = src + start[i];
+    const unsigned long long hash = group_write_hash(
+        [&](int, int r, int c) { return (unsigned int)s[coord_map_source(m, a, b, hi, wi, r, c)]; },
+        dst + at, kept_here, oh, ow, coef, mix);
+    if (kept_here && group_leader()) {
+        o_h[j] = oh;
+        o_w[j] = ow;
+        o_start[j] = at - (k ? cells[k * n - 1] : 0);
+        o_state[j] = state[i];
+        o_sample[j] = sample[i];
+        out[j] = hash;
+    }
+}
+
 // Fill runs (Search._apply_fill_run): K colours each painted onto the cells where mask holds, for
 // the m grids of one size bucket's (m, H, W) stack (grid j: h[j] x w[j] cells, item item[j] of n),
 // written and hashed in one pass, one lane group per (colour k, grid j): row k of dst ((K, cells), laid
@@ -1311,6 +1444,82 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
                                  (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst,
                                   _pair_aligned(coef), mix, out))
     return out
+
+
+# The coordinate maps of map_copy_hash and map_sides (their codes in the CUDA source): a primitive
+# names its map with ``@primitive(coord_map=...)``; its transform's arguments are the map's a, b.
+# RIGID_MAPS: the maps that give every grid a result of its own number of cells; SWAPPING_MAPS: those
+# of them whose result has the input's sides swapped.
+COORD_MAPS = {"rot90": 0, "rot180": 1, "rot270": 2, "flip_lr": 3, "flip_ud": 4, "transpose": 5,
+              "antitranspose": 6, "upscale": 7, "downscale": 8, "tile": 9, "mirror_lr": 10, "mirror_ud": 11,
+              "mirror_4": 12}
+RIGID_MAPS = frozenset(("rot90", "rot180", "rot270", "flip_lr", "flip_ud", "transpose", "antitranspose"))
+SWAPPING_MAPS = frozenset(("rot90", "rot270", "transpose", "antitranspose"))
+
+
+def coord_map_table(xp, maps):
+    """The (K, 3) int32 device table of K coordinate maps, each ``(name, a, b)``."""
+    return xp.asarray(np.array([(COORD_MAPS[name], a, b) for name, a, b in maps], dtype=np.int32).reshape(-1, 3))
+
+
+def map_copy_hash(xp, src, start, h, w, table, dst, coef, mix):
+    """Rigid coordinate maps (``table``: :func:`coord_map_table` of K maps in ``RIGID_MAPS``) applied
+    to every grid of a flat layout (grid i ``h[i]`` x ``w[i]`` from ``start[i]`` in ``src``): map k's
+    grids written into row k of ``dst`` ((K, cells), laid out like ``src``: every map keeps a grid's
+    number of cells) and their ``GridHasher`` hashes returned, (K, n)."""
+    n, K, cells = int(h.shape[0]), int(table.shape[0]), int(src.shape[0])
+    out = xp.empty((K, n), dtype=xp.uint64)
+    if n and K:
+        c = xp.ascontiguousarray
+        args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
+        _kernel("map_copy_hash")(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                 (c(src), *args, np.int64(n), np.int64(cells), table, np.int32(K), dst,
+                                  _pair_aligned(coef), mix, out))
+    return out
+
+
+def map_counts(xp, h, w, table, weight=None):
+    """First step of coordinate maps whose grids may have no result: per (map k, grid i) of the n
+    grids with sides ``h``, ``w``, whether it has one, and each map's totals, with no wait. Returns
+    ``(ok, kept, cells, totals)``: the flags (K * n, map-major), the inclusive running counts of the
+    kept grids and of their cells, and a device array of each map's kept grids, then their cells,
+    then (with ``weight``, per grid) the sum of the kept grids' weights: (2K,) or (3K,) int64."""
+    n, K = int(h.shape[0]), int(table.shape[0])
+    ok = xp.empty(n * K, dtype=xp.bool_)
+    size = xp.empty(n * K, dtype=xp.int64)
+    weighed = None if weight is None else xp.empty(n * K, dtype=xp.int64)
+    totals = xp.zeros((2 if weight is None else 3) * K, dtype=xp.int64)
+    if n == 0 or K == 0:
+        return ok, size, size, totals
+    c = xp.ascontiguousarray
+    grid, block = thread_launch(n * K)
+    null = np.uint64(0)
+    _kernel("map_sides")(grid, block, (np.int64(n), c(h, dtype=xp.int64), c(w, dtype=xp.int64), table, np.int32(K),
+                                       null if weight is None else c(weight, dtype=xp.int64), ok, size,
+                                       null if weighed is None else weighed))
+    kept, cells = cumsum(xp, ok), cumsum(xp, size)
+    weighed = None if weighed is None else cumsum(xp, weighed)
+    grid, block = thread_launch(K)
+    _kernel("map_totals")(grid, block, (np.int64(n), np.int32(K), kept, cells, null if weighed is None else weighed,
+                                        totals))
+    return ok, kept, cells, totals
+
+
+def map_take_copy_hash(xp, src, start, h, w, state, sample, table, ok, kept, cells, kept_total: int, dst, coef, mix):
+    """Second step, once the host knows how many grids all maps keep (``kept_total``): the kept
+    grids' ``(h, w, start, state, sample)`` (map by map; ``start`` counted from the first cell of
+    their map's) and hashes, their cells written to ``dst`` (every map's back to back). ``ok``,
+    ``kept``, ``cells``: :func:`map_counts`'."""
+    n, K = int(h.shape[0]), int(table.shape[0])
+    outs = [xp.empty(kept_total, dtype=xp.int64) for _ in range(5)]
+    hashes = xp.empty(kept_total, dtype=xp.uint64)
+    if kept_total:
+        c = xp.ascontiguousarray
+        args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w, state, sample)]
+        _kernel("map_take_copy_hash")(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
+                                      (c(src), *args, np.int64(n), table, np.int32(K), ok, kept, cells, dst, *outs,
+                                       _pair_aligned(coef), mix, hashes))
+    return (*outs, hashes)
 
 
 # The record of board_picks: a picked state's position among the new states, its rank, score, test

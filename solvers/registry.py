@@ -28,6 +28,10 @@ class Primitive:
     # fill(xp, g) -> the cells (bool, g's shape) that the primitive paints with its one argument, a
     # colour, leaving the others as they are: a GPU applies several colours in one pass.
     fill: Callable | None = None
+    # The name of the coordinate map (solvers.kernels.COORD_MAPS) that gives the same grids as fn,
+    # its arguments the map's: a GPU applies a run of such transforms in one kernel, straight from
+    # the flat layout.
+    coord_map: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,12 @@ class Transform:
         """The most rows and columns of an input grid that can give a result (None: no bound)."""
         bound = self.primitive.max_sides
         return None if bound is None else bound(*self.args)
+
+    @property
+    def coord_map(self) -> tuple[str, int, int] | None:
+        """The coordinate map that computes this transform, as ``(name, a, b)`` (None: none)."""
+        name = self.primitive.coord_map
+        return None if name is None else (name, *(tuple(self.args) + (0, 0))[:2])
 
     def __call__(self, xp, grids):
         """Apply to a ``(n, h, w)`` stack of one shape; returns a stack, :class:`solvers.batch.Parts`
@@ -73,7 +83,7 @@ class Transform:
 
 
 def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact",
-              max_sides: Callable | None = None, fill: Callable | None = None):
+              max_sides: Callable | None = None, fill: Callable | None = None, coord_map: str | None = None):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
@@ -89,6 +99,9 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     ``fill(xp, g)`` declares (for a ``pad="inplace"`` primitive whose one argument is a colour) the
     mask of the cells it paints with that colour, the others left as they are: on a GPU the
     search then paints, copies and hashes several colours' outputs in one kernel.
+    ``coord_map`` names the coordinate map of :data:`solvers.kernels.COORD_MAPS` that computes the
+    same grids (for a ``layout="padded"`` primitive of at most two integer arguments): on a GPU the
+    search applies runs of such transforms together, in one or two kernels.
     """
     if layout not in ("exact", "padded"):
         raise ValueError(f"layout must be 'exact' or 'padded', not {layout!r}")
@@ -96,13 +109,19 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         raise ValueError(f"pad must be None, 'inplace' or 'crop', not {pad!r}")
     if fill is not None and (pad != "inplace" or any(len(a) != 1 for a in arg_values)):
         raise ValueError("fill needs pad='inplace' and one argument (a colour)")
+    if coord_map is not None:
+        from solvers.kernels import COORD_MAPS
+
+        if coord_map not in COORD_MAPS or layout != "padded" or any(len(a) > 2 for a in arg_values):
+            raise ValueError(f"coord_map {coord_map!r}: a map of solvers.kernels.COORD_MAPS, for a padded-layout "
+                             "primitive of at most two arguments")
 
     def register(fn):
         name = fn.__name__
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides, fill)
+                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides, fill, coord_map)
         return fn
 
     return register

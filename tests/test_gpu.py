@@ -220,6 +220,81 @@ def test_kernels_match_their_array_call_versions(dev, density):
         assert np.array_equal(dev.asnumpy(kernels.fill_boxes(dev.xp, dg, labels, first)), want_boxes)
 
 
+def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
+    """Every coordinate-map transform (``coord_map``) through the map kernels, all of them in one
+    run as the search applies them (rigid maps in one launch, the others counted then taken), on a
+    flat layout of real ARC grids of many shapes and of grids up to 30 x 30: the grids the
+    primitive gives on NumPy, their hashes, none where it gives none, and each map's weighed count."""
+    from pipeline.hashing import GridHasher
+    from pipeline.problem import Items
+    from solvers import kernels
+    from solvers.batch import as_parts
+    from solvers.registry import transforms
+    from test_dsl_batch import ARC_GRIDS
+
+    rng = np.random.default_rng(7)
+    grids = list(ARC_GRIDS[0]) + [rng.integers(0, 10, (h, w)).astype(np.uint8)
+                                  for h, w in [(30, 30), (1, 1), (15, 10), (10, 15), (9, 6), (1, 30), (6, 4)]]
+    n = len(grids)
+    h = np.array([g.shape[0] for g in grids], dtype=np.int64)
+    w = np.array([g.shape[1] for g in grids], dtype=np.int64)
+    start = np.cumsum(h * w) - h * w
+    cells = np.concatenate([g.reshape(-1) for g in grids])
+    weight = rng.integers(1, 5, n).astype(np.int64)
+    hasher = GridHasher(dev.xp, seed=3)
+    with dev.reference():
+        want_hash = GridHasher(np, seed=3)
+        want = {}
+        for t in transforms():
+            if t.coord_map is not None:
+                want[str(t)] = [_parts_host(np, t(np, g[None]), 1).get(0) for g in grids]
+    d = [dev.asarray(a) for a in (cells, start, h, w, np.arange(n, dtype=np.int64), np.full(n, 5, dtype=np.int64))]
+    items = Items(dev.xp, *d[:1], d[4], d[5], d[2], d[3], d[1])
+    maps = [t for t in transforms() if t.coord_map is not None]
+    rigid = [t for t in maps if t.coord_map[0] in kernels.RIGID_MAPS]
+    others = [t for t in maps if t not in rigid]
+    assert len(rigid) == 7 and len(others) >= 10
+
+    out = dev.xp.zeros((len(rigid), cells.shape[0]), dtype=np.uint8)
+    table = kernels.coord_map_table(dev.xp, [t.coord_map for t in rigid])
+    hashes = dev.asnumpy(hasher.map_copy(items.cells, items.start, items.h, items.w, table, out))
+    out = dev.asnumpy(out)
+    for k, t in enumerate(rigid):
+        for i, g in enumerate(grids):
+            oh, ow = want[str(t)][i].shape
+            assert oh * ow == h[i] * w[i]
+            got = out[k, start[i]:start[i] + oh * ow].reshape(oh, ow)
+            assert np.array_equal(got, want[str(t)][i]), f"{t} grid {i}"
+            assert hashes[k, i] == want_hash.grids(want[str(t)][i][None])[0], f"{t} grid {i}"
+
+    table = kernels.coord_map_table(dev.xp, [t.coord_map for t in others])
+    ok, kept, run_cells, totals = kernels.map_counts(dev.xp, items.h, items.w, table, dev.asarray(weight))
+    totals = dev.asnumpy(totals)
+    K = len(others)
+    dst = dev.xp.zeros(int(totals[K:2 * K].sum()), dtype=np.uint8)
+    oh, ow, ostart, ostate, osample, ohash = (dev.asnumpy(a) for a in hasher.map_take_copy(
+        items, table, (ok, kept, run_cells), int(totals[:K].sum()), dst))
+    dst = dev.asnumpy(dst)
+    j = base = 0
+    for k, t in enumerate(others):
+        having = [i for i in range(n) if want[str(t)][i] is not None]
+        assert totals[k] == len(having), str(t)
+        assert totals[2 * K + k] == weight[having].sum(), str(t)
+        size = 0
+        for i in having:
+            g = want[str(t)][i]
+            assert (oh[j], ow[j], ostate[j], osample[j]) == (*g.shape, i, 5), f"{t} grid {i}"
+            assert ostart[j] == size, f"{t} grid {i}"
+            got = dst[base + size:base + size + g.size].reshape(g.shape)
+            assert np.array_equal(got, g), f"{t} grid {i}"
+            assert ohash[j] == want_hash.grids(g[None])[0], f"{t} grid {i}"
+            size += g.size
+            j += 1
+        assert totals[K + k] == size, str(t)
+        base += size
+    assert j == int(totals[:K].sum()) and any(totals[:K] < n)  # some maps drop grids
+
+
 @pytest.mark.parametrize("n", [0, 1, 31, 1000, 300_000])
 def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
     """kernels.sum_into adds (or takes away) the sum of a bool or int64 vector, of any length
@@ -457,6 +532,38 @@ def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev, monkeypatch,
                          stats.states))
     assert results[0] == results[1]
     assert bool(failed) == (take_room is not None)
+
+
+@pytest.mark.parametrize("step", ["map_copy_hash", "map_counts", "map_take_copy_hash"])
+def test_coordinate_map_runs_out_of_memory_apply_each_transform_alone(dev, monkeypatch, step):
+    """A run of coordinate maps that runs out of device memory (in the rigid maps' kernel, in
+    counting the other maps' kept grids, or in taking them after the wait) is applied transform by
+    transform instead, with the CPU's results."""
+    from pipeline.problem import Problem
+    from pipeline.search import Search
+    from pipeline.tasks import load_tasks
+    from solvers import kernels
+
+    failed = []
+    real = getattr(kernels, step)
+
+    def tight(xp, *args, **kwargs):
+        failed.append(step)
+        raise MemoryError("simulated out of device memory")
+
+    tasks, _ = load_tasks("arc1-train", 6)
+    results = []
+    for xp, ref in ((np, True), (dev.xp, False)):
+        with (dev.reference() if ref else contextlib.nullcontext()):
+            if not ref:
+                monkeypatch.setattr(kernels, step, tight)
+            search = Search(Problem(tasks, xp))
+            stats = search.run(2)
+        results.append(([[(search.table.path(c.gid), round(c.rank, 6)) for c in b] for b in search.boards],
+                         stats.states))
+    monkeypatch.setattr(kernels, step, real)
+    assert results[0] == results[1]
+    assert failed and stats.oom_splits >= len(failed)
 
 
 def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):

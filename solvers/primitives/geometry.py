@@ -20,43 +20,43 @@ def _rigid(xp, g, h, w, swap: bool, src):
     return remap(xp, g, w if swap else h, h if swap else w, rows, cols, sr, sc)
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="rot90")
 def rot90(xp, g, h, w):
     """Rotate a quarter turn counter-clockwise."""
     return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, w - 1 - R))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="rot180")
 def rot180(xp, g, h, w):
     """Rotate a half turn."""
     return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, w - 1 - C))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="rot270")
 def rot270(xp, g, h, w):
     """Rotate a quarter turn clockwise."""
     return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, R))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="flip_lr")
 def flip_lr(xp, g, h, w):
     """Mirror left-right."""
     return _rigid(xp, g, h, w, False, lambda R, C, h, w: (R, w - 1 - C))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="flip_ud")
 def flip_ud(xp, g, h, w):
     """Mirror top-bottom."""
     return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, C))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="transpose")
 def transpose(xp, g, h, w):
     """Mirror along the main diagonal."""
     return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, R))
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", coord_map="antitranspose")
 def antitranspose(xp, g, h, w):
     """Mirror along the anti-diagonal."""
     return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, w - 1 - R))

@@ -6,14 +6,14 @@ from solvers.ragged import map_coords, per_grid
 from solvers.registry import primitive
 
 
-@primitive(((2,), (3,), (4,)), layout="padded", max_sides=lambda k: (MAX_SIDE // k, MAX_SIDE // k))
+@primitive(((2,), (3,), (4,)), layout="padded", coord_map="upscale", max_sides=lambda k: (MAX_SIDE // k, MAX_SIDE // k))
 def upscale(xp, g, h, w, k):
     """Scale up by ``k``: every cell becomes a k x k block."""
     n, H, W = g.shape
     return map_coords(xp, g, h * k, w * k, H * k, W * k, lambda R, C: (R // k, C // k))
 
 
-@primitive(((2,), (3,)), layout="padded")
+@primitive(((2,), (3,)), layout="padded", coord_map="downscale")
 def downscale(xp, g, h, w, k):
     """Scale down by ``k``: keep the top-left cell of every k x k block (sides must divide)."""
     n, H, W = g.shape
@@ -32,7 +32,7 @@ def fractal(xp, g, h, w):
     return outer
 
 
-@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)), layout="padded",
+@primitive(((1, 2), (2, 1), (2, 2), (1, 3), (3, 1), (3, 3)), layout="padded", coord_map="tile",
            max_sides=lambda ry, rx: (MAX_SIDE // ry, MAX_SIDE // rx))
 def tile(xp, g, h, w, ry, rx):
     """Repeat the grid ``ry`` times down and ``rx`` times across."""
@@ -46,7 +46,7 @@ def _mirror_index(i, side):
     return i - (i >= side) * (2 * (i - side) + 1)
 
 
-@primitive(layout="padded", max_sides=lambda: (MAX_SIDE, MAX_SIDE // 2))
+@primitive(layout="padded", coord_map="mirror_lr", max_sides=lambda: (MAX_SIDE, MAX_SIDE // 2))
 def mirror_lr(xp, g, h, w):
     """The grid followed by its left-right mirror image."""
     n, H, W = g.shape
@@ -54,7 +54,7 @@ def mirror_lr(xp, g, h, w):
     return map_coords(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
 
 
-@primitive(layout="padded", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE))
+@primitive(layout="padded", coord_map="mirror_ud", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE))
 def mirror_ud(xp, g, h, w):
     """The grid above its top-bottom mirror image."""
     n, H, W = g.shape
@@ -62,7 +62,7 @@ def mirror_ud(xp, g, h, w):
     return map_coords(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
 
 
-@primitive(layout="padded", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE // 2))
+@primitive(layout="padded", coord_map="mirror_4", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE // 2))
 def mirror_4(xp, g, h, w):
     """Four mirrored copies: the grid, its mirror across, below them their upside-down images."""
     n, H, W = g.shape
