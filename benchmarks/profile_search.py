@@ -105,6 +105,8 @@ def _nvtx_ranges(search) -> None:
 
     search._apply = ranged(lambda block, tr: tr.name, search._apply)
     search._finish_crop = ranged(lambda block, ti, tr, waiting: tr.name, search._finish_crop)  # a crop's second part
+    search._apply_crop_run = ranged(lambda block, run, defer=False: search.transforms[run[0]].name + " (run)",
+                                    search._apply_crop_run)
     for method, name in (("_absorb", "(absorb)"), ("_apply_elementwise_run", "(elementwise run)"),
                          ("_apply_fill_run", "(fill run)"), ("_apply_map_run", "(map run)"),
                          ("_map_run_outputs", "(map run) finish"), ("_finish_absorbing", "absorb: second half"),

@@ -107,15 +107,16 @@ class Search:
         # cells (0: after every transform). Results do not depend on it (see _absorb).
         self.absorb_cells = (ABSORB_CELLS["cpu" if problem.xp is np else "gpu"](self.block_cells)
                              if absorb_cells is None else absorb_cells)
-        # Runs of consecutive elementwise transforms are applied together; on a GPU also runs of
-        # one fill primitive and of coordinate maps; others one at a time.
-        self.map_runs = kernels.enabled(self.xp)
-        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp), map_runs=self.map_runs)
-        self._lut_cache: dict = {}
-        self._map_tables: dict = {}
         # Measured: on the CPU, slicing exact-shape groups beats gathers over padded buckets for
         # coordinate-map primitives; on the GPU, fewer larger calls win, so everything is bucketed.
         self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
+        # Runs of consecutive elementwise transforms are applied together; on a GPU also runs of
+        # one fill primitive, of coordinate maps and of one crop primitive; others one at a time.
+        self.map_runs = kernels.enabled(self.xp)
+        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp), map_runs=self.map_runs,
+                                    crop_runs=kernels.enabled(self.xp) and USE_PADDED and self.bucket_all)
+        self._lut_cache: dict = {}
+        self._map_tables: dict = {}
         self.progress = progress
         self.stats = SearchStats()
         # Profiling sets this to the device's synchronize, so stage times are device times too.
@@ -292,9 +293,12 @@ class Search:
         if self.map_runs and self.transforms[run[0]].coord_map is not None:
             return self._apply_map_run(block, run, defer)
         if len(run) > 1:
-            if self.transforms[run[0]].primitive.fill is not None:
+            primitive = self.transforms[run[0]].primitive
+            if primitive.fill is not None:
                 return self._apply_fill_run(block, run)
-            return self._apply_elementwise_run(block, run)
+            if primitive.elementwise:
+                return self._apply_elementwise_run(block, run)
+            return self._apply_crop_run(block, run, defer)
         ti = run[0]
         return self._run_transform(block, ti, self.transforms[ti], defer)
 
@@ -426,7 +430,7 @@ class Search:
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            return self._map_run_alone(block, run)
+            return self._run_alone(block, run)
         self._run_deferred()  # the host's board work, while the device counts
         self._finish_waiting()  # the crop or map run before this one, likewise
         self.stats.add_time("search.apply", self._now() - t0)
@@ -438,11 +442,44 @@ class Search:
             except Exception as exc:
                 if not is_out_of_memory(exc):
                     raise
-                return self._map_run_alone(block, run)
+                return self._run_alone(block, run)
             self.stats.add_time("search.apply", self._now() - t1)
             return outputs
 
         return _Waiting(finish) if defer else finish()
+
+    def _apply_crop_run(self, block, run, defer: bool = False):
+        """The outputs of a run of one crop primitive's transforms (indices) on a GPU: every
+        transform's results on every bucket, then one wait for how many grids and cells each keeps
+        and one kernel that copies and hashes them all (see :meth:`_crops_launched`; was a wait and
+        a dozen launches per transform). With ``defer`` the rest comes as a :class:`_Waiting`. On
+        device out-of-memory the run's transforms are applied one by one."""
+        items = block.items
+        trs = tuple(self.transforms[ti] for ti in run)
+        t0 = self._now()
+        self.stats.grid_transforms_computed += items.count * len(run)
+        try:
+            finish = self._crops_launched(items, items.padded(self.block_cells), trs)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            return self._run_alone(block, run)
+        self.stats.add_time("search.apply", self._now() - t0)
+        if finish is None:
+            return []
+
+        def outputs() -> list:
+            t1 = self._now()
+            try:
+                parts = finish()
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                return self._run_alone(block, run)
+            self.stats.add_time("search.apply", self._now() - t1)
+            return [_Output(block, ti, out, hv) for ti, (out, hv) in zip(run, parts) if out is not None]
+
+        return _Waiting(outputs, finish.holds) if defer else outputs()
 
     def _rigid_maps(self, block, run, table, t0) -> list:
         xp, items = self.xp, block.items
@@ -479,8 +516,8 @@ class Search:
             a, c = a + m, c + size
         return outputs
 
-    def _map_run_alone(self, block, run) -> list:
-        """A map run's outputs with its transforms applied one by one (after device out-of-memory)."""
+    def _run_alone(self, block, run) -> list:
+        """A run's outputs with its transforms applied one by one (after device out-of-memory)."""
         self._free_device_memory()
         self.stats.oom_splits += 1
         outputs = []
@@ -681,48 +718,74 @@ class Search:
                 if hashes:
                     hv[lay.order()] = _join(xp, hashes)
             return Items(xp, cells, items.state, items.sample, items.h, items.w, items.start), hv
-        # Crops: every bucket's results, then their valid grids (in bucket order) found at once.
-        # Buckets whose grids are all too large for the transform to give a result are skipped.
-        fit = [lay.may_fit(k, tr.max_sides) for k in range(len(lay.buckets))]
-        if not any(fit):
+        finish = self._crops_launched(items, lay, (tr,))
+        if finish is None:
             return None, None
-        results = [tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) if ok else self._no_results()
-                   for bucket, ok in zip(lay.buckets, fit)]
+        if self._may_defer:
+            return _Waiting(lambda: finish()[0], holds=finish.holds), None
+        return finish()[0]
+
+    def _crops_launched(self, items: Items, lay, trs: tuple):
+        """Launch the kernels of K crop transforms ``trs`` (one, or a run of one primitive's; their
+        results lie in padded stacks) on every bucket, and return the rest as a callable (its
+        ``holds``: arrays to keep alive until it runs) that waits once for how many grids and cells
+        each keeps and gives each transform's ``(Items, hashes)`` (``(None, None)``: none kept); or
+        None when no bucket can give any transform a result. Buckets whose grids are all too large
+        for a transform to give a result are skipped."""
+        xp, hasher = self.xp, self.p.hasher
+        fits = [[lay.may_fit(b, tr.max_sides) for b in range(len(lay.buckets))] for tr in trs]
+        if not any(any(fit) for fit in fits):
+            return None
+        results = [[tr.padded(xp, lay.stack(bucket), *lay.sides(bucket)) if ok else self._no_results()
+                    for bucket, ok in zip(lay.buckets, fit)] for tr, fit in zip(trs, fits)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         self._finish_waiting()  # the crop before this one, likewise
-        # Every grid's flag, sides and source, in bucket order (a kernel per bucket), then the kept
-        # ones' with their states and samples (one kernel, after the one wait for how many there
-        # are), then their cells copied and hashed from wherever their bucket's results lie.
-        n = lay.first_of_bucket[-1]
-        ok, *sides = (xp.empty(n, dtype=bool), xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64),
-                      xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.uint64), xp.empty(n, dtype=xp.int64))
+        # Every grid's flag, sides and source, transform by transform in bucket order (a kernel per
+        # transform and bucket), then the kept ones' with their states and samples (one kernel,
+        # after the one wait for how many each transform keeps), then their cells copied and hashed
+        # from wherever their bucket's results lie (one kernel).
+        K, n = len(trs), lay.first_of_bucket[-1]
+        ok, *sides = (xp.empty(K * n, dtype=bool), *(xp.empty(K * n, dtype=t) for t in (
+            xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64)))
         oh, ow, size, addr, opitch = sides
         arrays = []  # the results' cells, contiguous, kept until the copy below is queued
-        for res, first, last in zip(results, lay.first_of_bucket, lay.first_of_bucket[1:]):
-            if res.arr is not None:
-                res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
-                arrays.append(res.arr)
-            kernels.crop_sides(xp, res, last - first, tuple(a[first:last] for a in (ok, *sides)))
-        *counts, totals = kernels.crop_counts(xp, ok, size)
+        for k, per_bucket in enumerate(results):
+            for res, first, last in zip(per_bucket, lay.first_of_bucket, lay.first_of_bucket[1:]):
+                if res.arr is not None:
+                    res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
+                    arrays.append(res.arr)
+                kernels.crop_sides(xp, res, last - first, tuple(a[k * n + first:k * n + last] for a in (ok, *sides)))
         distinct = self._distinct
         weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
-        if weights is not None:  # how many of the block's grids the kept distinct grids stand for
-            represented = xp.zeros(1, dtype=xp.int64)
-            kernels.sum_into(xp, xp.where(ok, weights[lay.order()], 0), represented)
-            totals = xp.concatenate((totals, represented))
+        weighed = None  # how many of the block's grids the kept distinct grids stand for
+        if weights is not None:
+            weighed = xp.where(ok.reshape(K, n), weights[lay.order()][None, :], 0).reshape(-1)
+        *counts, totals = kernels.crop_counts(xp, ok, size, n, weighed)
         totals = HostCopy(totals)
 
-        def finish():
+        def finish() -> list:
             counted = totals.get()
-            (h, w, start, src, pitch, state, sample), total = kernels.crop_take(
-                xp, ok, oh, ow, addr, opitch, lay.order(), items.state, items.sample, counts, counted)
-            if h.shape[0] == 0:
-                return None, None
-            out = Items(xp, self._output_cells(total), state, sample, h, w, start,
-                        represents=None if weights is None else int(counted[2]))
-            return out, hasher.copy_from(src, pitch, out.cells, out.start, h, w)
+            kept_of, cells_of = counted[:K].tolist(), counted[K:2 * K].tolist()
+            if not sum(kept_of):
+                return [(None, None)] * K
+            h, w, start, at, src, pitch, state, sample = kernels.crop_take(
+                xp, ok, oh, ow, addr, opitch, lay.order(), items.state, items.sample, counts, sum(kept_of))
+            cells = self._output_cells(sum(cells_of))
+            hashes = hasher.copy_from(src, pitch, cells, at, h, w)
+            outputs, a, c = [], 0, 0
+            for k in range(K):
+                m, size_k = kept_of[k], cells_of[k]
+                if m == 0:
+                    outputs.append((None, None))
+                    continue
+                represents = None if weights is None else int(counted[2 * K + k])
+                outputs.append((Items(xp, cells[c:c + size_k], state[a:a + m], sample[a:a + m], h[a:a + m],
+                                      w[a:a + m], start[a:a + m], represents=represents), hashes[a:a + m]))
+                a, c = a + m, c + size_k
+            return outputs
 
-        return (_Waiting(finish, holds=arrays), None) if self._may_defer else finish()
+        finish.holds = arrays
+        return finish
 
     def _no_results(self) -> Padded:
         """A bucket's results when none of its grids can have one: sides and flags that broadcast
@@ -1493,23 +1556,34 @@ def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.n
     return by_rank[np.argsort(group[by_rank], kind="stable")]
 
 
-def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False) -> list:
+def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False, crop_runs: bool = False) -> list:
     """Transform indices in order, cut into runs: consecutive elementwise transforms together,
     with ``fill_runs`` consecutive transforms of one ``fill`` primitive together, with ``map_runs``
-    consecutive coordinate-map transforms together (rigid maps apart from the others), every other
-    transform alone."""
+    consecutive coordinate-map transforms together (rigid maps apart from the others), with
+    ``crop_runs`` consecutive transforms of one crop primitive (results in padded stacks) together,
+    every other transform alone."""
+
+    def kind(tr):
+        p = tr.primitive
+        if p.elementwise:
+            return "elementwise"
+        if map_runs and tr.coord_map is not None:
+            return "rigid maps" if tr.coord_map[0] in kernels.RIGID_MAPS else "maps"
+        if fill_runs and p.fill is not None:
+            return "fill", p
+        if crop_runs and p.pad != "inplace" and (p.pad == "crop" or p.layout == "padded"):
+            return "crops", p
+        return None
+
     runs: list = []
+    last = None
     for ti, tr in enumerate(transforms):
-        last_tr = transforms[runs[-1][-1]] if runs else None
-        last = last_tr.primitive if runs else None
-        if last is not None and ((tr.primitive.elementwise and last.elementwise)
-                                 or (fill_runs and tr.primitive.fill is not None and tr.primitive is last)
-                                 or (map_runs and tr.coord_map is not None and last_tr.coord_map is not None
-                                     and (tr.coord_map[0] in kernels.RIGID_MAPS)
-                                     == (last_tr.coord_map[0] in kernels.RIGID_MAPS))):
+        this = kind(tr)
+        if runs and this is not None and this == last:
             runs[-1].append(ti)
         else:
             runs.append([ti])
+        last = this
     return runs
 
 

@@ -778,21 +778,26 @@ extern "C" __global__ void crop_sides(long long m, const bool* valid, long long 
     opitch[i] = pitch;
 }
 
-// Then, for every grid i whose result is kept (ok[i]; kept[i] and cells[i]: the inclusive running
-// counts of kept grids and of their cells, in the buckets' order), at its place j among the kept:
-// its sides, where its cells begin among theirs, its source address and pitch, and the state and
-// sample of the item it came from (order: the items in the buckets' order).
-extern "C" __global__ void crop_take(long long n, const bool* ok, const long long* kept, const long long* cells,
-                                     const long long* oh, const long long* ow, const unsigned long long* addr,
-                                     const long long* opitch, const long long* order, const long long* state,
-                                     const long long* sample, long long* h, long long* w, long long* start,
-                                     unsigned long long* src, long long* pitch, long long* st, long long* sm) {
+// Then, for every entry i whose result is kept (ok[i]; kept[i] and cells[i]: the inclusive running
+// counts of kept entries and of their cells, in order), at its place j among the kept: its sides,
+// where its cells begin among those of its transform's kept grids (start) and among all (at), its
+// source address and pitch, and the state and sample of the item it came from. Entries: K
+// transforms' (a run of crops, Search._apply_crop_run) of n grids each in the buckets' order,
+// transform-major; grid i % n is item order[i % n].
+extern "C" __global__ void crop_take(long long total, long long n, const bool* ok, const long long* kept,
+                                     const long long* cells, const long long* oh, const long long* ow,
+                                     const unsigned long long* addr, const long long* opitch, const long long* order,
+                                     const long long* state, const long long* sample, long long* h, long long* w,
+                                     long long* start, long long* at, unsigned long long* src, long long* pitch,
+                                     long long* st, long long* sm) {
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (i >= n || !ok[i]) return;
-    long long j = kept[i] - 1, item = order[i];
+    if (i >= total || !ok[i]) return;
+    const long long k = i / n, item = order[i - k * n];
+    const long long j = kept[i] - 1;
     h[j] = oh[i];
     w[j] = ow[i];
-    start[j] = cells[i] - oh[i] * ow[i];
+    at[j] = cells[i] - oh[i] * ow[i];
+    start[j] = at[j] - (k ? cells[k * n - 1] : 0);
     src[j] = addr[i];
     pitch[j] = opitch[i];
     st[j] = state[item];
@@ -914,9 +919,10 @@ extern "C" __global__ void map_sides(long long n, const long long* h, const long
     if (weight) weighed[t] = v ? weight[i] : 0;
 }
 
-// Then each map's totals, from the inclusive running counts of map_sides' flags, sizes and weights
-// (weighed null: none): out = (kept grids of map 0..K-1, their cells ..., their weights ...).
-extern "C" __global__ void map_totals(long long n, int K, const long long* kept, const long long* cells,
+// Each of K transforms' totals (map runs, crop runs), from the inclusive running counts of the flags,
+// sizes and weights of their n entries each (transform-major; weighed null: none): out = (kept
+// grids of transform 0..K-1, their cells ..., their weights ...).
+extern "C" __global__ void run_totals(long long n, int K, const long long* kept, const long long* cells,
                                       const long long* weighed, long long* out) {
     const int k = blockDim.x * blockIdx.x + threadIdx.x;
     if (k >= K) return;
@@ -1394,31 +1400,46 @@ def crop_sides(xp, res, m: int, out: tuple) -> None:
                                         np.uint64(base), np.int64(cells), np.int64(pitch), *out))
 
 
-def crop_counts(xp, ok, size):
-    """Running counts for :func:`crop_take`: of the kept grids (``ok``, of :func:`crop_sides`) and
-    of their cells (``size``), inclusive, and the two totals as one (2,) array (fetched in one copy)."""
-    kept = cumsum(xp, ok)
-    cells = cumsum(xp, size)
-    totals = xp.concatenate((kept[-1:], cells[-1:])) if ok.shape[0] else xp.zeros(2, dtype=xp.int64)
-    return kept, cells, totals
+def crop_counts(xp, ok, size, n: int, weighed=None):
+    """Running counts for :func:`crop_take` of K transforms' entries (``ok`` and ``size`` of
+    :func:`crop_sides`, n per transform): of the kept grids and of their cells, inclusive, and each
+    transform's totals as one device array (see :func:`run_totals`; with ``weighed``, per entry a
+    weight where kept, also the sum of those weights)."""
+    kept, cells = cumsum(xp, ok), cumsum(xp, size)
+    return kept, cells, run_totals(xp, n, int(ok.shape[0]) // max(1, n), kept, cells,
+                                   None if weighed is None else cumsum(xp, weighed))
 
 
-def crop_take(xp, ok, oh, ow, addr, opitch, order, state, sample, counts, totals):
-    """The kept grids (``ok``, of :func:`crop_sides`) in order: their ``(h, w, start, src, pitch,
-    state, sample)`` (``start``: where their cells begin, packed one after another) and the total
-    of their cells. ``counts``: :func:`crop_counts`'s running counts; ``totals``: its totals on the
-    host. (Count and cells come from running sums fetched together, instead of a ``nonzero`` and
-    then a sum of the kept grids' sizes.)"""
-    n = int(ok.shape[0])
-    k, total = int(totals[0]), int(totals[1])
+def run_totals(xp, n: int, K: int, kept, cells, weighed=None):
+    """Per transform of K (n entries each, transform-major), from the inclusive running counts of
+    its kept entries, their cells and (optional) weights: the kept entries, then their cells, then
+    their weights, as one int64 device array of 2K (3K) values, to fetch in one copy."""
+    out = xp.zeros((2 if weighed is None else 3) * K, dtype=xp.int64)
+    if n and K:
+        grid, block = thread_launch(K)
+        _kernel("run_totals")(grid, block, (np.int64(n), np.int32(K), kept, cells,
+                                            np.uint64(0) if weighed is None else weighed, out))
+    return out
+
+
+def crop_take(xp, ok, oh, ow, addr, opitch, order, state, sample, counts, kept_total: int):
+    """The kept entries (``ok``, of :func:`crop_sides`; K transforms' of ``len(order)`` grids each) in
+    order: their ``(h, w, start, at, src, pitch, state, sample)`` (``start``: where their cells begin,
+    packed one after another, among their transform's; ``at``: among all). ``counts``:
+    :func:`crop_counts`' running counts; ``kept_total``: how many are kept (known on the host).
+    (Count and cells come from running sums fetched together, instead of a ``nonzero`` and then a
+    sum of the kept grids' sizes.)"""
+    total, n = int(ok.shape[0]), int(order.shape[0])
     kept, cells = counts
-    outs = [xp.empty(k, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64, xp.int64, xp.int64)]
-    if k:
+    outs = [xp.empty(kept_total, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64,
+                                                     xp.int64, xp.int64)]
+    if kept_total:
         c = xp.ascontiguousarray
-        grid, block = thread_launch(n)
-        _kernel("crop_take")(grid, block, (np.int64(n), ok, kept, cells, oh, ow, addr, opitch, c(order, dtype=xp.int64),
-                                           c(state, dtype=xp.int64), c(sample, dtype=xp.int64), *outs))
-    return outs, total
+        grid, block = thread_launch(total)
+        _kernel("crop_take")(grid, block, (np.int64(total), np.int64(n), ok, kept, cells, oh, ow, addr, opitch,
+                                           c(order, dtype=xp.int64), c(state, dtype=xp.int64),
+                                           c(sample, dtype=xp.int64), *outs))
+    return outs
 
 
 def copy_hash_from(xp, src, pitch, dst, dst_base, h, w, coef, mix):
@@ -1488,9 +1509,8 @@ def map_counts(xp, h, w, table, weight=None):
     ok = xp.empty(n * K, dtype=xp.bool_)
     size = xp.empty(n * K, dtype=xp.int64)
     weighed = None if weight is None else xp.empty(n * K, dtype=xp.int64)
-    totals = xp.zeros((2 if weight is None else 3) * K, dtype=xp.int64)
     if n == 0 or K == 0:
-        return ok, size, size, totals
+        return ok, size, size, xp.zeros((2 if weight is None else 3) * K, dtype=xp.int64)
     c = xp.ascontiguousarray
     grid, block = thread_launch(n * K)
     null = np.uint64(0)
@@ -1498,11 +1518,7 @@ def map_counts(xp, h, w, table, weight=None):
                                        null if weight is None else c(weight, dtype=xp.int64), ok, size,
                                        null if weighed is None else weighed))
     kept, cells = cumsum(xp, ok), cumsum(xp, size)
-    weighed = None if weighed is None else cumsum(xp, weighed)
-    grid, block = thread_launch(K)
-    _kernel("map_totals")(grid, block, (np.int64(n), np.int32(K), kept, cells, null if weighed is None else weighed,
-                                        totals))
-    return ok, kept, cells, totals
+    return ok, kept, cells, run_totals(xp, n, K, kept, cells, None if weighed is None else cumsum(xp, weighed))
 
 
 def map_take_copy_hash(xp, src, start, h, w, state, sample, table, ok, kept, cells, kept_total: int, dst, coef, mix):
