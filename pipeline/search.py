@@ -130,6 +130,7 @@ class Search:
         # The host's part of the last absorb's leaderboard update, when it was put off (see
         # _update_boards): it runs while the device works on the next transform.
         self._deferred = None
+        self._deferred_solved = None  # the tasks that the put-off update solves (see _mark_deferred_solved)
         self._unread: list = []  # copies of new states' positions to the host not read yet
         self._none = None  # see _no_results
         # The distinct grids of the block being expanded, if any: a crop on them counts the block's
@@ -177,7 +178,10 @@ class Search:
         return self.stats
 
     def _expand_level(self, frontier, level, last, deadline):
-        self._run_deferred()  # the boards' solved flags decide which states are dropped
+        # The boards' solved flags decide which states are dropped; the rest of a put-off board
+        # update waits for the level's first kernels (on the first levels it is the host's largest
+        # piece of work, and the device would idle through it).
+        self._mark_deferred_solved()
         # States kept per task for the next level (on the array device where its kernels run:
         # the budget is then applied there, see _next_blocks).
         kept_per_task = (self.xp if kernels.enabled(self.xp) else np).zeros(len(self.p.tasks), dtype=np.int64)
@@ -246,7 +250,11 @@ class Search:
                 if pending:
                     absorb()
                 self._finish_absorbing()
-                self._run_deferred()
+                if bi + 1 < len(frontier) or last:
+                    self._run_deferred()
+                # else the level's last update is finished once the next level's first kernels are
+                # queued (its solved flags are set at the level's start): it holds the block's last
+                # outputs until then.
             self._pending = self._enqueue = self._distinct = self._builder = None
             del block, grids, distinct
             t0 = self._now()
@@ -1095,7 +1103,7 @@ class Search:
         for copy in self._unread:
             copy.get()
         self._unread.clear()
-        finish, self._deferred = self._deferred, None
+        finish, self._deferred, self._deferred_solved = self._deferred, None, None
         if finish is None:
             return
         try:
@@ -1106,6 +1114,16 @@ class Search:
             if is_out_of_memory(exc):
                 raise RuntimeError("out of device memory while updating the leaderboards") from exc
             raise
+
+    def _mark_deferred_solved(self) -> None:
+        """Set the solved flags that the put-off board update (if any) will set, leaving the rest of
+        it put off. A task is flagged when a candidate of it that is solved (or colour-mapped)
+        enters its board; those rank above every other candidate (``SOLVED_RANK``), so one that
+        does not enter loses only to such a candidate, on the board already or entering with it:
+        the update flags exactly the tasks of its solved picks."""
+        solved, self._deferred_solved = self._deferred_solved, None
+        if solved is not None:
+            self.solved[solved()] = True
 
     def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores", defer: bool = False) -> None:
         """Offer the best new states of each task and transform to the task's leaderboard (see
@@ -1121,8 +1139,12 @@ class Search:
             picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, self._device_thresholds(),
                                       scored.rank, scored.solved, scored.cm_ok, scored.n_exact, scored.score,
                                       scored.test_key, scored.mapping)
-            copy = HostCopy(picks(self._pick_room))
-            offer = functools.partial(self._offer_picks, block, parts, new, copy, picks, scored.mapping is not None)
+            rows = _PickedRows(self, HostCopy(picks(self._pick_room)), picks)
+            offer = functools.partial(self._offer_picks, block, parts, new, rows, scored.mapping is not None)
+
+            def solved_tasks():
+                picked = rows.get()
+                return new.merged.tasks(picked["pos"][picked["solved"]])
         else:
             rank_new = scored.rank[new.dev]
             pick = xp.nonzero(rank_new > self._device_thresholds()[block.task[new.dev]])[0]
@@ -1137,23 +1159,20 @@ class Search:
             maps_h = maps_h[0] if maps_h else None
             offer = functools.partial(self._offer, block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h,
                                       tkey_h, maps_h)
+
+            def solved_tasks():
+                return new.merged.tasks(new.idx[pick[solved_h]])
         if defer:
             # Absorbs run in order, each after the previous one's put-off update: none is pending.
             assert self._deferred is None, "a put-off board update would be lost"
-            self._deferred = offer
+            self._deferred, self._deferred_solved = offer, solved_tasks
         else:
             offer()
 
-    def _offer_picks(self, block, parts, new: "_NewStates", copy: HostCopy, picks, mapped: bool) -> None:
-        """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``copy``: their buffer
-        on its way to the host; ``picks(room)``: packs them again with room for more, when they
-        did not all fit)."""
-        count, rows = kernels.read_board_picks(copy.get())
-        if count > len(rows):
-            count, rows = kernels.read_board_picks(to_host(picks(count)))
-        # Room for twice the last count: a copy barely larger than needed, a second pass rare.
-        self._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
-        if count == 0:
+    def _offer_picks(self, block, parts, new: "_NewStates", picked: "_PickedRows", mapped: bool) -> None:
+        """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``picked``)."""
+        rows = picked.get()
+        if len(rows) == 0:
             return
         pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
             np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
@@ -1376,6 +1395,27 @@ class _DistinctGrids:
         at = at[sel]
         mapped = Items(xp, out.cells, items.state[sel], items.sample[sel], out.h[at], out.w[at], out.start[at])
         return _Output(self.block, o.transform, mapped, hashes[at])
+
+
+class _PickedRows:
+    """The records that ``kernels.board_picks`` packed for an absorb's board update, read once:
+    ``copy``, their buffer on its way to the host; ``picks(room)`` packs them again with room for
+    more, when they did not all fit (the search's room then grows for the next ones)."""
+
+    def __init__(self, search: "Search", copy: HostCopy, picks):
+        self.search, self.copy, self.picks, self.rows = search, copy, picks, None
+
+    def get(self) -> np.ndarray:
+        """The records (a structured array of ``kernels.BOARD_ROW``), all of them."""
+        if self.rows is None:
+            count, rows = kernels.read_board_picks(self.copy.get())
+            if count > len(rows):
+                count, rows = kernels.read_board_picks(to_host(self.picks(count)))
+            # Room for twice the last count: a copy barely larger than needed, a second pass rare.
+            self.search._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
+            self.rows = rows[:count]
+            self.copy = self.picks = None
+        return self.rows
 
 
 class _Waiting:

@@ -154,6 +154,22 @@ def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
     assert deferred.solved.tolist() == at_once.solved.tolist()
     assert (deferred.stats.states, deferred.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
     assert deferred._deferred is None
+    # Level 1 scored in one absorb: its update is still put off when level 2 starts, and the solved
+    # flags it will set are set then (they decide which states level 2 drops).
+    flagged = []
+    real_mark = Search._mark_deferred_solved
+
+    def mark(self):
+        before = self.solved.copy()
+        real_mark(self)
+        flagged.append(int((self.solved & ~before).sum()))
+
+    monkeypatch.setattr(Search, "_mark_deferred_solved", mark)
+    one = Search(Problem(real_tasks, np), absorb_cells=10**12)
+    one.run(2)
+    assert _boards(one) == _boards(at_once) and one.solved.tolist() == at_once.solved.tolist()
+    assert (one.stats.states, one.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    assert flagged[1] > 0  # level 2's start (level 1's has nothing put off)
 
 
 @pytest.mark.parametrize("sides", [(10, 20, 30), (10, 30), (30,)])
