@@ -85,7 +85,7 @@ class Items:
         xp = self.xp
         h, w = self.h[order], self.w[order]
         sizes = h * w
-        start = kernels.cumsum(xp, sizes) - sizes
+        start = kernels.cumsum(xp, sizes, exclusive=True)
         src = self.start[order]
         if total is None:
             total = int(sizes.sum()) if sizes.shape[0] else 0

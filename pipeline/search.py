@@ -688,7 +688,7 @@ class Search:
             return None, None
         h, w = xp.concatenate(hs).astype(xp.int64), xp.concatenate(ws).astype(xp.int64)
         sizes = h * w
-        out = Items(xp, None, items.state[src], items.sample[src], h, w, kernels.cumsum(xp, sizes) - sizes)
+        out = Items(xp, None, items.state[src], items.sample[src], h, w, kernels.cumsum(xp, sizes, exclusive=True))
         base, width = xp.concatenate(bases), xp.concatenate(widths)
         buf = xp.concatenate([r.arr.reshape(-1) for r in results])
         total = int(sizes.sum())

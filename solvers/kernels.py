@@ -239,10 +239,12 @@ extern "C" __global__ void number_objects(const int* local, const int* size, con
 }
 
 // Running sums (cumsum): a block of SCAN_THREADS threads takes SCAN_ITEMS consecutive values per
-// thread. scan_block_sums writes each block's total; the totals are scanned the same way (one
-// block, or recursively); scan_apply writes each value's running sum plus its block's offset.
-// Three small launches: CuPy's cumsum (CUB) costs about 80 us of the host's time per call and
-// loads CUB's scan kernels, for each type, in a process's first search.
+// thread. scan_block_sums writes each block's total; scan_apply writes each value's running sum
+// (inclusive, or exclusive) plus its block's offset: summed by the block itself from the blocks'
+// totals (mode 1: a few thousand blocks at most), or read from their running sums (mode 2:
+// scanned the same way first), or none (mode 0: one block). Two small launches: CuPy's cumsum
+// (CUB) costs about 80 us of the host's time per call and loads CUB's scan kernels, for each
+// type, in a process's first search.
 #define SCAN_THREADS 256
 #define SCAN_ITEMS 4
 template <class Values>
@@ -280,28 +282,41 @@ __device__ void scan_block_sums(Values x, long long n, long long* sums) {
     if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 template <class Values>
-__device__ void scan_apply(Values x, long long n, const long long* offsets, long long* out) {
-    __shared__ long long total;
+__device__ void scan_apply(Values x, long long n, const long long* offsets, int mode, int exclusive,
+                           long long* out) {
+    __shared__ long long total, before;
     long long base = (long long)blockIdx.x * SCAN_THREADS * SCAN_ITEMS + (long long)threadIdx.x * SCAN_ITEMS, v = 0;
     long long vals[SCAN_ITEMS];
     for (int j = 0; j < SCAN_ITEMS; ++j) { vals[j] = scan_load(x, n, base + j); v += vals[j]; }
-    long long run = block_exclusive(v, &total) + (gridDim.x > 1 ? offsets[blockIdx.x] : 0);
+    long long offset = 0;
+    if (mode == 1) {  // offsets: every block's total; this block's offset, the sum of those before it
+        long long s = 0;
+        for (long long b = threadIdx.x; b < blockIdx.x; b += SCAN_THREADS) s += offsets[b];
+        block_exclusive(s, &before);
+        offset = before;
+    } else if (mode == 2 && blockIdx.x > 0) {  // offsets: the blocks' inclusive running sums
+        offset = offsets[blockIdx.x - 1];
+    }
+    long long run = block_exclusive(v, &total) + offset;
     for (int j = 0; j < SCAN_ITEMS; ++j) {
         run += vals[j];
-        if (base + j < n) out[base + j] = run;
+        if (base + j < n) out[base + j] = exclusive ? run - vals[j] : run;
     }
 }
 extern "C" __global__ void scan_sums_int64(const long long* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
 extern "C" __global__ void scan_sums_int32(const int* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
 extern "C" __global__ void scan_sums_bool(const bool* x, long long n, long long* sums) { scan_block_sums(x, n, sums); }
-extern "C" __global__ void scan_apply_int64(const long long* x, long long n, const long long* offsets, long long* out) {
-    scan_apply(x, n, offsets, out);
+extern "C" __global__ void scan_apply_int64(const long long* x, long long n, const long long* offsets, int mode,
+                                          int exclusive, long long* out) {
+    scan_apply(x, n, offsets, mode, exclusive, out);
 }
-extern "C" __global__ void scan_apply_int32(const int* x, long long n, const long long* offsets, long long* out) {
-    scan_apply(x, n, offsets, out);
+extern "C" __global__ void scan_apply_int32(const int* x, long long n, const long long* offsets, int mode,
+                                          int exclusive, long long* out) {
+    scan_apply(x, n, offsets, mode, exclusive, out);
 }
-extern "C" __global__ void scan_apply_bool(const bool* x, long long n, const long long* offsets, long long* out) {
-    scan_apply(x, n, offsets, out);
+extern "C" __global__ void scan_apply_bool(const bool* x, long long n, const long long* offsets, int mode,
+                                          int exclusive, long long* out) {
+    scan_apply(x, n, offsets, mode, exclusive, out);
 }
 
 // Stable grouping by a small key (group_order): the positions of n items ordered by key (0..1023),
@@ -1275,27 +1290,34 @@ def count_keys_into(xp, keys, counts) -> None:
 
 
 _SCAN_BLOCK = 256 * 4  # values per block of the scan kernels (SCAN_THREADS * SCAN_ITEMS)
+# Up to this many blocks, each block sums the totals of those before it (two launches in all);
+# past it their totals are scanned first (recursively).
+SCAN_SUMMED_BLOCKS = 4096
 
 
-def cumsum(xp, x):
-    """``xp.cumsum(x)`` of a 1-D bool, int32 or int64 array, as int64. On a GPU with the kernels,
-    three launches of this module's (two per level of blocks); CuPy's cumsum costs about 80 us of
-    host time per call and loads CUB's scan kernels, per type, in a process's first search."""
+def cumsum(xp, x, exclusive: bool = False):
+    """``xp.cumsum(x)`` of a 1-D bool, int32 or int64 array, as int64 (with ``exclusive``, each
+    value's sum of those before it: ``cumsum(x) - x``). On a GPU with the kernels, one launch of
+    this module's up to 1,024 values, two up to about four million (CuPy's cumsum costs about 80 us
+    of host time per call and loads CUB's scan kernels, per type, in a process's first search)."""
     if not enabled(xp) or x.ndim != 1 or x.dtype.name not in ("bool", "int32", "int64"):
-        return xp.cumsum(x, dtype=xp.int64)
+        out = xp.cumsum(x, dtype=xp.int64)
+        return out - x if exclusive else out
     n = int(x.shape[0])
     out = xp.empty(n, dtype=xp.int64)
     if n == 0:
         return out
     x = xp.ascontiguousarray(x)
     blocks = -(-n // _SCAN_BLOCK)
-    offsets = out  # one block reads no offsets
+    offsets, mode = out, 0  # one block reads no offsets
     if blocks > 1:
-        sums = xp.empty(blocks, dtype=xp.int64)
-        _kernel("scan_sums_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), sums))
-        offsets = cumsum(xp, sums)
-        offsets -= sums  # each block's exclusive offset
-    _kernel("scan_apply_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), offsets, out))
+        offsets = xp.empty(blocks, dtype=xp.int64)
+        _kernel("scan_sums_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), offsets))
+        mode = 1
+        if blocks > SCAN_SUMMED_BLOCKS:
+            offsets, mode = cumsum(xp, offsets), 2
+    _kernel("scan_apply_" + x.dtype.name)((blocks,), (256,), (x, np.int64(n), offsets, np.int32(mode),
+                                                              np.int32(bool(exclusive)), out))
     return out
 
 
@@ -1318,8 +1340,7 @@ def group_order(xp, key):
     hist = xp.empty(GROUP_KEYS * chunks, dtype=xp.int32)
     _kernel("key_chunk_counts")((-(-chunks // _GROUP_WARPS),), (32 * _GROUP_WARPS,),
                                 (key, np.int64(n), np.int64(chunk), np.int64(chunks), hist))
-    first = cumsum(xp, hist)
-    first -= hist
+    first = cumsum(xp, hist, exclusive=True)
     order = xp.empty(n, dtype=xp.int64)
     per_block = _GROUP_WARPS // 2
     _kernel("key_chunk_place")((-(-chunks // per_block),), (32 * per_block,),

@@ -312,17 +312,23 @@ def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
 
 @pytest.mark.parametrize("n", [0, 1, 255, 1024, 1025, 5000, 1_100_000])
 @pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
-def test_cumsum_kernels_give_numpys_running_sums(dev, n, dtype):
-    """kernels.cumsum (block totals, their running sums, then each block's values: recursive past
-    1024 blocks) gives NumPy's cumsum as int64, at block edges and past them, and for a
+@pytest.mark.parametrize("summed_blocks", [4096, 3])
+def test_cumsum_kernels_give_numpys_running_sums(dev, monkeypatch, n, dtype, summed_blocks):
+    """kernels.cumsum (block totals, then each block's values from the totals of the blocks before
+    it, or past ``SCAN_SUMMED_BLOCKS`` blocks from their running sums, scanned recursively) gives
+    NumPy's cumsum as int64, inclusive and exclusive, at block edges and past them, and for a
     non-contiguous view."""
     from solvers import kernels
 
+    monkeypatch.setattr(kernels, "SCAN_SUMMED_BLOCKS", summed_blocks)
     rng = np.random.default_rng(n)
     values = {"bool": rng.random(n) < 0.4, "int32": rng.integers(-1000, 1000, n, dtype=np.int32),
               "int64": rng.integers(-(2**40), 2**40, n)}[dtype]
+    want = np.cumsum(values, dtype=np.int64)
     got = kernels.cumsum(dev.xp, dev.asarray(values))
-    assert got.dtype == np.int64 and dev.asnumpy(got).tolist() == np.cumsum(values, dtype=np.int64).tolist()
+    assert got.dtype == np.int64 and dev.asnumpy(got).tolist() == want.tolist()
+    got = kernels.cumsum(dev.xp, dev.asarray(values), exclusive=True)
+    assert got.dtype == np.int64 and dev.asnumpy(got).tolist() == (want - values).tolist()
     if n > 2:
         got = kernels.cumsum(dev.xp, dev.asarray(values)[::2])
         assert dev.asnumpy(got).tolist() == np.cumsum(values[::2], dtype=np.int64).tolist()
