@@ -1384,14 +1384,14 @@ class _DistinctGrids:
             hashes = o.hashes
             if o.block is not self.view:
                 out = Items(xp, out.cells, o.block.gid[out.state], out.sample, out.h, out.w, out.start)
+        if out.represents is not None and kernels.enabled(xp):  # counted with the crop: no wait here
+            *parts, hv = kernels.mapped_back(xp, self.of_item, self.view.num_states, out.state, items.state,
+                                             items.sample, out.h, out.w, out.start, hashes, out.represents)
+            return _Output(self.block, o.transform, Items(xp, out.cells, *parts), hv)
         place = xp.full(self.view.num_states, -1, dtype=xp.int64)
         place[out.state] = xp.arange(out.count, dtype=xp.int64)
         at = place[self.of_item]
-        if out.represents is not None and kernels.enabled(xp):  # counted with the crop: no wait here
-            found = at >= 0
-            sel = kernels.positions(xp, found, kernels.cumsum(xp, found), out.represents)
-        else:
-            sel = xp.nonzero(at >= 0)[0]
+        sel = xp.nonzero(at >= 0)[0]
         at = at[sel]
         mapped = Items(xp, out.cells, items.state[sel], items.sample[sel], out.h[at], out.w[at], out.start[at])
         return _Output(self.block, o.transform, mapped, hashes[at])

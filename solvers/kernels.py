@@ -506,6 +506,42 @@ extern "C" __global__ void positions(const bool* flag, const long long* rank, lo
     if (s < n && flag[s]) out[rank[s] - 1] = s;
 }
 
+// Outputs made from a block's distinct grids, mapped back to the block's grids (search._DistinctGrids):
+// place_outputs writes, per output j (m of them), its index at place[grid[j]] (the distinct grid it
+// came from; place filled with -1 before); mapped_flags finds, per grid i of the block, the output
+// of its distinct grid (at[i], -1: none) and whether it has one; mapped_take writes those that
+// have one, at their place among them (rank: the flags' inclusive running count), with the
+// block's state and sample and the output's sides, start and hash.
+extern "C" __global__ void place_outputs(long long m, const long long* grid, long long* place) {
+    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (j < m) place[grid[j]] = j;
+}
+
+extern "C" __global__ void mapped_flags(long long n, const long long* of_item, const long long* place,
+                                        long long* at, bool* found) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    at[i] = place[of_item[i]];
+    found[i] = at[i] >= 0;
+}
+
+extern "C" __global__ void mapped_take(long long n, const bool* found, const long long* rank, const long long* at,
+                                       const long long* state, const long long* sample, const long long* oh,
+                                       const long long* ow, const long long* ostart,
+                                       const unsigned long long* ohash, long long* m_state, long long* m_sample,
+                                       long long* m_h, long long* m_w, long long* m_start,
+                                       unsigned long long* m_hash) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n || !found[i]) return;
+    const long long k = rank[i] - 1, j = at[i];
+    m_state[k] = state[i];
+    m_sample[k] = sample[i];
+    m_h[k] = oh[j];
+    m_w[k] = ow[j];
+    m_start[k] = ostart[j];
+    m_hash[k] = ohash[j];
+}
+
 // After state_sums, per state s of task task[s]: whether it has every sample, and its key and its
 // test outputs' key (GridHasher.state_key: splitmix(sum ^ splitmix(task * golden + golden))).
 extern "C" __global__ void state_keys(long long S, const int* count, const unsigned long long* sum,
@@ -1708,6 +1744,28 @@ def colour_slots_launch(xp, is_new, n_exact, n_sized, task, n_train):
         _kernel("colour_slots")(grid, block, (np.int64(S), is_new, n_exact, n_sized,
                                               xp.ascontiguousarray(task, dtype=xp.int64), n_train, slot, count))
     return slot, count
+
+
+def mapped_back(xp, of_item, num_grids: int, out_grid, state, sample, oh, ow, ostart, ohash, count: int):
+    """Outputs made from a block's ``num_grids`` distinct grids (output j from distinct grid
+    ``out_grid[j]``), for the block's grids (grid i repeats distinct grid ``of_item[i]``; ``state``,
+    ``sample``: theirs): ``(state, sample, h, w, start, hash)`` of the ``count`` grids (known on
+    the host) whose distinct grid has an output, in the block's order. Five launches, no wait."""
+    n, m = int(of_item.shape[0]), int(out_grid.shape[0])
+    c = xp.ascontiguousarray
+    place = xp.full(num_grids, -1, dtype=xp.int64)
+    if m:
+        grid, block = thread_launch(m)
+        _kernel("place_outputs")(grid, block, (np.int64(m), c(out_grid, dtype=xp.int64), place))
+    at, found = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.bool_)
+    outs = [xp.empty(count, dtype=xp.int64) for _ in range(5)] + [xp.empty(count, dtype=xp.uint64)]
+    if n and count:
+        grid, block = thread_launch(n)
+        _kernel("mapped_flags")(grid, block, (np.int64(n), c(of_item, dtype=xp.int64), place, at, found))
+        rank = cumsum(xp, found)
+        _kernel("mapped_take")(grid, block, (np.int64(n), found, rank, at, *(c(a, dtype=xp.int64) for a in (
+            state, sample, oh, ow, ostart)), c(ohash), *outs))
+    return outs
 
 
 def positions(xp, flag, rank, count: int):
