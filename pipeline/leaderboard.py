@@ -56,20 +56,28 @@ class Leaderboards:
         n = len(tasks)
         if n == 0:
             return []
-        touched = np.unique(tasks)
+        touched = np.flatnonzero(np.bincount(tasks))  # np.unique: 1-10 ms for tens of thousands
         on_board = self._rank[touched] > -np.inf
         t = np.concatenate([np.repeat(touched, self.size)[on_board.ravel()], tasks])
         g = np.concatenate([self._gid[touched][on_board], gids])
         r = np.concatenate([self._rank[touched][on_board], ranks])
         k = np.concatenate([self._key[touched][on_board], keys])
         src = np.concatenate([np.full(int(on_board.sum()), -1, dtype=np.int64), np.arange(n)])
-        # The best of each (task, key): highest rank, then the oldest.
-        order = np.lexsort((g, -r, k, t))
+        # Stable sorts key by key (np.lexsort took 2-3 times as long): by rank, highest first,
+        # then age, oldest first; that order grouped by (task, key), each group's first its best.
+        by_rank = np.argsort(g, kind="stable")
+        by_rank = by_rank[np.argsort(-r[by_rank], kind="stable")]
+        # Tasks as 16-bit values where they fit: NumPy's stable sort of those is a radix sort.
+        t_sort = t.astype(np.uint16) if len(self.boards) <= 1 << 16 else t
+        order = by_rank[np.argsort(k[by_rank], kind="stable")]
+        order = order[np.argsort(t_sort[order], kind="stable")]
         first = np.ones(len(order), dtype=bool)
         first[1:] = (t[order][1:] != t[order][:-1]) | (k[order][1:] != k[order][:-1])
-        order = order[first]
+        best = np.zeros(len(order), dtype=bool)
+        best[order[first]] = True
         # The best ``size`` of those per task, in board order.
-        order = order[np.lexsort((g[order], -r[order], t[order]))]
+        order = by_rank[best[by_rank]]
+        order = order[np.argsort(t_sort[order], kind="stable")]
         tt = t[order]
         starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
         pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
@@ -88,10 +96,10 @@ class Leaderboards:
         ends = np.r_[starts[1:], len(order)]
         changed = np.logical_or.reduceat(entered, starts)
         lo_c, hi_c = starts[changed], ends[changed]
-        g_l, src_l, order_l = g.tolist(), src.tolist(), order.tolist()
+        g_l, src_l = g[order].tolist(), picked.tolist()  # in board order
         for task, lo, hi in zip(tt[lo_c].tolist(), lo_c.tolist(), hi_c.tolist()):
             old = {c.gid: c for c in self.boards[task]}
-            self.boards[task] = [old[g_l[i]] if src_l[i] < 0 else new_of[src_l[i]] for i in order_l[lo:hi]]
+            self.boards[task] = [old[g_l[i]] if src_l[i] < 0 else new_of[src_l[i]] for i in range(lo, hi)]
         # The changed boards' arrays in one pass: each row's board and slot.
         rows = order[np.repeat(changed, ends - starts)]
         lens = hi_c - lo_c

@@ -1593,6 +1593,8 @@ def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.n
         return np.lexsort((gids, -rank, trs, tasks))
     by_rank = np.argsort(-rank, kind="stable")
     group = tasks.astype(np.int64) * (int(trs.max()) + 1 if len(trs) else 1) + trs
+    if len(group) and int(group.max()) < 1 << 16:  # NumPy's stable sort of 16-bit values is a radix sort
+        group = group.astype(np.uint16)
     return by_rank[np.argsort(group[by_rank], kind="stable")]
 
 
