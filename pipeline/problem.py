@@ -321,18 +321,13 @@ def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
         p = parts[0]
         return Items(xp, p.cells, p.state, p.sample, p.h, p.w, p.start)
     cells = join_cells(xp, [p.cells for p in parts])
-    if kernels.enabled(xp):  # a kernel per part writes its items at their place
-        n = sum(p.count for p in parts)
-        out = tuple(xp.empty(n, dtype=xp.int64) for _ in range(5))
-        at = cell_at = 0
-        for p, offset in zip(parts, offsets):
-            kernels.merge_items(xp, p, offset, cell_at, tuple(a[at:at + p.count] for a in out))
-            at += p.count
-            cell_at += int(p.cells.shape[0])
-        return Items(xp, cells, *out)
     # Each part's starts shifted by where its cells begin among the joined cells (a part's items
     # may share cells: see search._DistinctGrids).
     cell_at = np.cumsum([0] + [int(p.cells.shape[0]) for p in parts[:-1]]).tolist()
+    if kernels.enabled(xp):  # kernels write the parts' items at their place, many parts a launch
+        out = tuple(xp.empty(sum(p.count for p in parts), dtype=xp.int64) for _ in range(5))
+        kernels.merge_items(xp, parts, offsets, cell_at, out)
+        return Items(xp, cells, *out)
     return Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
                  xp.concatenate([p.sample for p in parts]), xp.concatenate([p.h for p in parts]),
                  xp.concatenate([p.w for p in parts]), xp.concatenate([p.start + at for p, at in zip(parts, cell_at)]))

@@ -794,22 +794,6 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
                     out, gi, live);
 }
 
-// Items of several parts joined into one (problem.concat_items on a GPU), one launch per part: its m
-// items written at their place (the output pointers), states shifted by state_offset and cell
-// starts by cell_offset (where the part's cells begin among the joined cells).
-extern "C" __global__ void merge_items(long long m, const long long* state, const long long* sample,
-                                       const long long* h, const long long* w, const long long* start,
-                                       long long state_offset, long long cell_offset, long long* o_state,
-                                       long long* o_sample, long long* o_h, long long* o_w, long long* o_start) {
-    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (i >= m) return;
-    o_state[i] = state[i] + state_offset;
-    o_sample[i] = sample[i];
-    o_h[i] = h[i];
-    o_w[i] = w[i];
-    o_start[i] = start[i] + cell_offset;
-}
-
 // Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
 // first+m-1 of the buckets' order; the outputs point at entry first): each grid's result flag and
 // sides, read through strides (0 where one value stands for every grid), its cells when kept (0
@@ -1103,7 +1087,41 @@ HASH_LANES = 8
 
 def source() -> str:
     """The CUDA source of this module's kernels, as it is compiled."""
-    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE
+    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE + _merge_source()
+
+
+MERGE_PARTS = 16  # parts of concat_items joined per launch of merge_items
+
+
+def _merge_source() -> str:
+    """merge_items: its parameters, MERGE_PARTS parts' each, written out."""
+    parts = range(MERGE_PARTS)
+    params = ", ".join(f"const long long* st{p}, const long long* sm{p}, const long long* h{p}, const long long* w{p}, "
+                       f"const long long* s{p}, long long n{p}, long long so{p}, long long co{p}" for p in parts)
+
+    def table(kind: str, name: str) -> str:
+        return f"const {kind} {name}[{MERGE_PARTS}] = {{{', '.join(f'{name}{p}' for p in parts)}}};"
+    return f"""
+// Items of several parts joined into one (problem.concat_items on a GPU), MERGE_PARTS parts per
+// launch: part p's n_p items written at their place (after those of the parts before it, from the
+// output pointers on), states shifted by its so_p and cell starts by its co_p (where its cells begin
+// among the joined cells). Unused parts have no items.
+extern "C" __global__ void merge_items(long long* o_state, long long* o_sample, long long* o_h, long long* o_w,
+                                       long long* o_start, {params}) {{
+    {table("long long*", "st")} {table("long long*", "sm")} {table("long long*", "h")}
+    {table("long long*", "w")} {table("long long*", "s")}
+    {table("long long", "n")} {table("long long", "so")} {table("long long", "co")}
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x, at = i;
+    int p = 0;
+    while (p < {MERGE_PARTS} && at >= n[p]) {{ at -= n[p]; ++p; }}
+    if (p == {MERGE_PARTS}) return;
+    o_state[i] = st[p][at] + so[p];
+    o_sample[i] = sm[p][at];
+    o_h[i] = h[p][at];
+    o_w[i] = w[p][at];
+    o_start[i] = s[p][at] + co[p];
+}}
+"""
 
 
 def enabled(xp) -> bool:
@@ -1425,16 +1443,27 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
     return out
 
 
-def merge_items(xp, part, state_offset: int, cell_offset: int, out: tuple) -> None:
-    """Write the items of ``part`` (:class:`pipeline.problem.Items`) into ``out`` = (state, sample,
-    h, w, start) views at their place, states shifted by ``state_offset``, starts by ``cell_offset``."""
-    m = part.count
-    if m:
-        c = xp.ascontiguousarray
+def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: tuple) -> None:
+    """Write the items of ``parts`` (:class:`pipeline.problem.Items`) one after another into ``out``
+    = (state, sample, h, w, start), part j's states shifted by ``state_offsets[j]`` and cell starts
+    by ``cell_offsets[j]``: a launch per MERGE_PARTS parts (was one per part)."""
+    c = xp.ascontiguousarray
+    null, at = np.uint64(0), 0
+    for lo in range(0, len(parts), MERGE_PARTS):
+        chunk = [j for j in range(lo, min(lo + MERGE_PARTS, len(parts))) if parts[j].count]
+        m = sum(parts[j].count for j in chunk)
+        if m == 0:
+            continue
+        args = []
+        for j in chunk:
+            p = parts[j]
+            args += [c(a, dtype=xp.int64) for a in (p.state, p.sample, p.h, p.w, p.start)]
+            args += [np.int64(p.count), np.int64(state_offsets[j]), np.int64(cell_offsets[j])]
+        for _ in range(MERGE_PARTS - len(chunk)):
+            args += [null] * 5 + [np.int64(0)] * 3
         grid, block = thread_launch(m)
-        _kernel("merge_items")(grid, block, (np.int64(m), *(c(a, dtype=xp.int64) for a in
-                                                           (part.state, part.sample, part.h, part.w, part.start)),
-                                             np.int64(state_offset), np.int64(cell_offset), *out))
+        _kernel("merge_items")(grid, block, (*(o[at:at + m] for o in out), *args))
+        at += m
 
 
 def crop_sides(xp, res, m: int, out: tuple) -> None:

@@ -351,6 +351,33 @@ def test_group_order_is_a_stable_argsort(dev, n, keys):
     assert dev.asnumpy(begins).tolist() == (np.cumsum(counts) - counts).tolist()
 
 
+@pytest.mark.parametrize("parts", [1, 3, 16, 37])
+def test_joined_items_match_array_calls(dev, parts):
+    """concat_items of many parts (more than one launch of merge_items holds, empty parts among
+    them), states shifted per part and cell starts by where each part's cells begin, against the
+    array calls."""
+    from pipeline.problem import Items, concat_items
+
+    rng = np.random.default_rng(parts)
+    items, offsets = [], []
+    for j in range(parts):
+        m = 0 if j % 5 == 3 else int(rng.integers(1, 40))
+        h, w = rng.integers(1, 6, m), rng.integers(1, 6, m)
+        sizes = h * w
+        cells = rng.integers(0, 10, int(sizes.sum())).astype(np.uint8)
+        items.append([cells, rng.integers(0, 50, m), rng.integers(0, 4, m), h, w, np.cumsum(sizes) - sizes])
+        offsets.append(int(rng.integers(0, 1000)))
+    joined = []
+    for ref in (True, False):
+        with (dev.reference() if ref else contextlib.nullcontext()):
+            xp = np if ref else dev.xp
+            out = concat_items(xp, [Items(xp, *(xp.asarray(a) for a in parts_)) for parts_ in items], offsets)
+            joined.append([dev.asnumpy(a) if not ref else a for a in (out.cells, out.state, out.sample, out.h,
+                                                                       out.w, out.start)])
+    for want, got in zip(*joined):
+        assert np.array_equal(want, got)
+
+
 def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
