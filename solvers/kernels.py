@@ -109,10 +109,11 @@ extern "C" __global__ void enclosed_background(const unsigned char* g, unsigned 
 
 // One block per grid of an (n, H, W) uint8 stack, labelling its objects (4 or 8 neighbours; of one
 // colour when by_colour, else any non-zero colours) in reading order of their first cells: each
-// non-zero cell gets its object's number within the grid (0-based; -1 on the background), each
-// object's first cell its size (0 elsewhere), and ``objects`` the grid's count.
-extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects, int* picks,
-                                        int H, int W, int conn, int by_colour) {
+// non-zero cell gets its object's number within the grid (1-based; 0 on the background), each
+// object's first cell its size (0 elsewhere), ``objects`` the grid's count, and ``picks`` the
+// numbers of its largest and smallest objects (0: none).
+extern "C" __global__ void object_roots(const unsigned char* g, int* local, int* size, int* objects,
+                                        long long* picks, int H, int W, int conn, int by_colour) {
     // The block's threads loop over the grid's cells (k = threadIdx.x, then every blockDim.x).
     __shared__ int lab[1024], count[1024], rank[1024];
     __shared__ unsigned char col[1024];
@@ -177,14 +178,14 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         __syncthreads();
     }
     if (t == 0) objects[i] = sum;
-    // The grid's largest and smallest objects (ties: the first in reading order), as their first
-    // cells: picks[2i], picks[2i + 1] (-1: no object). Keyed by size (negated for the largest),
-    // then by the first cell, in one int.
+    // The grid's largest and smallest objects (ties: the first in reading order), by number:
+    // picks[2i], picks[2i + 1] (0: no object). Keyed by size (negated for the largest), then by
+    // the first cell, in one int.
     if (t == 0) { before[0] = BIG; before[1] = BIG; }
     __syncthreads();
     for (int k = t; k < cells; k += blockDim.x) {
         bool on = col[k] != 0;
-        local[i * cells + k] = on ? rank[lab[k]] : -1;
+        local[i * cells + k] = on ? rank[lab[k]] + 1 : 0;
         size[i * cells + k] = on && lab[k] == k ? count[k] : 0;
         if (on && lab[k] == k) {
             atomicMin(&before[0], ((1024 - count[k]) << 10) | k);
@@ -192,7 +193,7 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         }
     }
     __syncthreads();
-    if (t < 2) picks[2 * i + t] = before[t] == BIG ? -1 : before[t] & 1023;
+    if (t < 2) picks[2 * i + t] = before[t] == BIG ? 0 : rank[before[t] & 1023] + 1;
 }
 
 // out[0] += sign * (the sum of the n values of x): each warp sums its share and adds it with one
@@ -220,22 +221,19 @@ extern "C" __global__ void count_keys_into(const long long* key, long long n, un
 }
 
 // Stack-wide labels from object_roots: grid i's objects are numbered from base[i] + 1; each
-// object's first cell also records the object's grid, place in the stack and size; the first cells
-// that object_roots picked give their grid's chosen labels (chosen[2i]: largest, [2i + 1]: smallest).
+// object's first cell also records the object's grid, place in the stack and size; the picks give
+// their grid's chosen labels (chosen[2i]: largest, [2i + 1]: smallest; 0: none).
 extern "C" __global__ void number_objects(const int* local, const int* size, const long long* base,
-                                          const int* picks, int* labels, long long* owner, long long* first,
+                                          const long long* picks, int* labels, long long* owner, long long* first,
                                           long long* sizes, long long* chosen, long long total, int cells) {
     long long t = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (t >= total) return;
     int l = local[t];
-    long long grid = t / cells, label = l < 0 ? 0 : base[grid] + l + 1;
+    long long grid = t / cells, label = l == 0 ? 0 : base[grid] + l;
     labels[t] = (int)label;
-    if (size[t] > 0) {
-        owner[label] = grid; first[label] = t; sizes[label] = size[t];
-        int k = (int)(t - grid * cells);
-        if (picks[2 * grid] == k) chosen[2 * grid] = label;
-        if (picks[2 * grid + 1] == k) chosen[2 * grid + 1] = label;
-    }
+    if (size[t] > 0) { owner[label] = grid; first[label] = t; sizes[label] = size[t]; }
+    if (t == grid * cells)
+        for (int j = 0; j < 2; ++j) chosen[2 * grid + j] = picks[2 * grid + j] ? base[grid] + picks[2 * grid + j] : 0;
 }
 
 // Running sums (cumsum): a block of SCAN_THREADS threads takes SCAN_ITEMS consecutive values per
@@ -1281,31 +1279,45 @@ def enclosed_background(xp, g):
     return inner.view(xp.bool_)
 
 
-def label_objects(xp, g, conn: int, by_colour: bool):
+def object_roots(xp, g, conn: int, by_colour: bool):
+    """Objects of every grid of the uint8 stack ``g`` numbered within their grid, in one kernel and
+    with no wait: ``(local, size, objects, picks)``: per cell its object's number in its grid (1,
+    2, ... in reading order of the objects' first cells; 0: background) and on each object's first
+    cell its size (0 elsewhere), both (n, H, W) int32; per grid its count of objects, and the
+    numbers of its largest and smallest objects ((n, 2) int64; ties: the first in reading order;
+    0: none). Comparisons within a grid (an object's cells, a crop to it) need no more."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    local = xp.empty(g.shape, dtype=xp.int32)
+    size = xp.empty(g.shape, dtype=xp.int32)
+    objects = xp.zeros(n, dtype=xp.int32)
+    picks = xp.zeros((n, 2), dtype=xp.int64)
+    if g.size:
+        _kernel("object_roots")((n,), (loop_threads(H * W),),
+                                (g, local, size, objects, picks, np.int32(H), np.int32(W), np.int32(conn),
+                                 np.int32(bool(by_colour))))
+    return local, size, objects, picks
+
+
+def label_objects(xp, g, conn: int, by_colour: bool, roots=None):
     """Objects of every grid of the uint8 stack ``g``, as ``objects.label_objects`` returns them:
     ``labels`` (n, H, W) int32 and, per label, ``owner``, ``sizes`` and ``first`` (see there);
     then ``chosen`` (n, 2) int64: per grid the label of its largest and of its smallest object
     (ties: the first in reading order; 0: none), as ``objects.pick_per_grid`` picks them.
+    ``roots``: :func:`object_roots` of ``g``, when made already.
 
     Labels are numbered in reading order of each object's first cell over the stack (the array-call
     version numbers them by grid and colour; no primitive depends on the numbering). Two kernels:
-    one labels each grid, counts its objects and picks its largest and smallest, one numbers them
-    across the stack from the running count (no pass over every cell to find the objects' first
-    cells, none to pick them).
+    :func:`object_roots`, then one that numbers the objects across the stack from the running
+    count (no pass over every cell to find the objects' first cells, none to pick them), after a
+    wait for how many there are (to size the per-label arrays).
     """
     g = xp.ascontiguousarray(g)
     n, H, W = g.shape
     cells = H * W
-    local = xp.empty(g.shape, dtype=xp.int32)
-    size = xp.empty(g.shape, dtype=xp.int32)
-    objects = xp.zeros(n, dtype=xp.int32)
-    picks = xp.empty((n, 2), dtype=xp.int32)
-    if g.size:
-        _kernel("object_roots")((n,), (loop_threads(cells),),
-                                (g, local, size, objects, picks, np.int32(H), np.int32(W), np.int32(conn),
-                                 np.int32(bool(by_colour))))
-    ends = cumsum(xp, objects)
-    total = int(ends[-1]) if n else 0
+    local, size, objects, picks = object_roots(xp, g, conn, by_colour) if roots is None else roots
+    base = cumsum(xp, objects, exclusive=True)
+    total = int(base[-1] + objects[-1]) if n else 0
     labels = xp.zeros(g.shape, dtype=xp.int32)
     owner = xp.zeros(total + 1, dtype=xp.int64)
     first = xp.zeros(total + 1, dtype=xp.int64)
@@ -1313,7 +1325,7 @@ def label_objects(xp, g, conn: int, by_colour: bool):
     chosen = xp.zeros((n, 2), dtype=xp.int64)
     if g.size:
         grid, block = thread_launch(n * cells)
-        _kernel("number_objects")(grid, block, (local, size, ends - objects, picks, labels, owner, first, sizes,
+        _kernel("number_objects")(grid, block, (local, size, base, picks, labels, owner, first, sizes,
                                                 chosen, np.int64(n * cells), np.int32(cells)))
     sizes[0] = n * cells
     sum_into(xp, sizes[1:], sizes[:1], negate=True)  # the background: every cell not in an object

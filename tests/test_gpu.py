@@ -212,6 +212,19 @@ def test_kernels_match_their_array_call_versions(dev, density):
                 assert np.array_equal(want[2][want[0]], got[2][got[0]])
                 assert want[2][0] == got[2][0]
                 assert np.array_equal(np.sort(want[1]), np.sort(got[1]))
+                # Numbered within each grid (object_roots): the same objects, the same picks.
+                local, _, objects, picks = (dev.asnumpy(a) for a in kernels.object_roots(dev.xp, dg, conn, by_colour))
+                labels = got[0]
+                assert np.array_equal(local > 0, labels > 0)
+                assert np.array_equal(objects, np.bincount(got[1][1:], minlength=len(g)))
+                for col in (0, 1):
+                    for i in range(len(g)):
+                        assert np.array_equal(local[i] == picks[i, col] if picks[i, col] else local[i] < 0,
+                                              labels[i] == chosen[i, col] if chosen[i, col] else labels[i] < 0)
+                # Same partition: within a grid, two cells share a local number iff they share a label.
+                pairs = np.unique(np.stack([np.repeat(np.arange(len(g)), g[0].size), local.ravel(),
+                                            labels.ravel()]), axis=1)
+                assert len(np.unique(pairs[:2], axis=1).T) == len(np.unique(pairs[[0, 2]], axis=1).T) == pairs.shape[1]
         with dev.reference():
             want_inner, want_counts, want_boxes = enclosed_background(np, g), colour_counts(np, g), fill_bbox(np, g)
         assert np.array_equal(dev.asnumpy(kernels.enclosed_background(dev.xp, dg)), want_inner)

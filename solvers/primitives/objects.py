@@ -34,9 +34,15 @@ def _labelling(xp, g, conn: int, by_colour: bool) -> tuple:
     return per_stack(g, ("objects", conn, bool(by_colour)), lambda: _label_objects(xp, g, conn, by_colour))
 
 
+def _roots(xp, g, conn: int, by_colour: bool) -> tuple:
+    """On a GPU: the stack's objects numbered within each grid (``kernels.object_roots``), made once
+    per stack; the labelling (numbered across the stack) is made from them, when asked for."""
+    return per_stack(g, ("object roots", conn, bool(by_colour)), lambda: kernels.object_roots(xp, g, conn, by_colour))
+
+
 def _label_objects(xp, g, conn: int, by_colour: bool):
     if kernels.enabled(xp):
-        return kernels.label_objects(xp, g, conn, by_colour)
+        return kernels.label_objects(xp, g, conn, by_colour, _roots(xp, g, conn, by_colour))
     nd = ndimage(xp)
     structure = np.zeros((3, 3, 3), dtype=bool)  # host array: both ndimage modules take it
     structure[1] = CONNECTIVITY[conn]
@@ -106,11 +112,14 @@ def pick_per_grid(xp, owner, score, first, shape):
 def _by_size(xp, g, conn: int, by_colour: bool, largest: bool):
     """The labels of ``g``'s labelling and, per grid, the label of its largest (or smallest)
     object; ties: first in reading order; 0 where it has none. One labelling (also outside a
-    stack-cache scope); inside one, the picks too are made once per stack."""
+    stack-cache scope); inside one, the picks too are made once per stack. On a GPU the labels
+    are numbered within each grid (``kernels.object_roots``: no wait to number them across the
+    stack), which is all that comparing a grid's cells with its pick needs."""
+    if kernels.enabled(xp):  # numbered within each grid and picked by one kernel: no wait
+        local, _, _, picks = _roots(xp, g, conn, by_colour)
+        return local, picks[:, 0 if largest else 1]
     labelling = _labelling(xp, g, conn, by_colour)
     labels, owner, sizes, first = labelling[:4]
-    if kernels.enabled(xp):  # picked by the labelling's kernels
-        return labels, labelling[4][:, 0 if largest else 1]
 
     def pick():
         return pick_per_grid(xp, owner, -sizes if largest else sizes, first, labels.shape)
@@ -169,8 +178,8 @@ def rarest_color_object(xp, g):
     """Crop to the object (8-connected, any colours) containing the grid's least frequent colour."""
     from solvers.batch import colour_counts, shared_colour_counts
 
-    if kernels.enabled(xp):
-        labels = label_objects(xp, g, 8, False)[0]
+    if kernels.enabled(xp):  # objects numbered within each grid: enough to pick and crop one
+        labels = _roots(xp, g, 8, False)[0]
         return _crop_chosen(xp, g, labels, fused.rarest_label(xp, g, labels, shared_colour_counts(xp, g)))
     counts = colour_counts(xp, g)
     counts[:, 0] = 0
