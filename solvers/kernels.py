@@ -1096,28 +1096,34 @@ def _merge_source() -> str:
     parts = range(MERGE_PARTS)
     params = ", ".join(f"const long long* st{p}, const long long* sm{p}, const long long* h{p}, const long long* w{p}, "
                        f"const long long* s{p}, long long n{p}, long long so{p}, long long co{p}" for p in parts)
-
-    def table(kind: str, name: str) -> str:
-        return f"const {kind} {name}[{MERGE_PARTS}] = {{{', '.join(f'{name}{p}' for p in parts)}}};"
+    fill = " ".join(f"t_st[{p}] = st{p}; t_sm[{p}] = sm{p}; t_h[{p}] = h{p}; t_w[{p}] = w{p}; t_s[{p}] = s{p}; "
+                    f"t_n[{p}] = n{p}; t_so[{p}] = so{p}; t_co[{p}] = co{p};" for p in parts)
     return f"""
 // Items of several parts joined into one (problem.concat_items on a GPU), MERGE_PARTS parts per
 // launch: part p's n_p items written at their place (after those of the parts before it, from the
 // output pointers on), states shifted by its so_p and cell starts by its co_p (where its cells begin
-// among the joined cells). Unused parts have no items.
+// among the joined cells). Unused parts have no items. The parts' table is copied into shared
+// memory once per block (indexed by a thread's part, an array of the parameters would be each
+// thread's own, in local memory).
 extern "C" __global__ void merge_items(long long* o_state, long long* o_sample, long long* o_h, long long* o_w,
                                        long long* o_start, {params}) {{
-    {table("long long*", "st")} {table("long long*", "sm")} {table("long long*", "h")}
-    {table("long long*", "w")} {table("long long*", "s")}
-    {table("long long", "n")} {table("long long", "so")} {table("long long", "co")}
+    __shared__ const long long* t_st[{MERGE_PARTS}];
+    __shared__ const long long* t_sm[{MERGE_PARTS}];
+    __shared__ const long long* t_h[{MERGE_PARTS}];
+    __shared__ const long long* t_w[{MERGE_PARTS}];
+    __shared__ const long long* t_s[{MERGE_PARTS}];
+    __shared__ long long t_n[{MERGE_PARTS}], t_so[{MERGE_PARTS}], t_co[{MERGE_PARTS}];
+    if (threadIdx.x == 0) {{ {fill} }}
+    __syncthreads();
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x, at = i;
     int p = 0;
-    while (p < {MERGE_PARTS} && at >= n[p]) {{ at -= n[p]; ++p; }}
+    while (p < {MERGE_PARTS} && at >= t_n[p]) {{ at -= t_n[p]; ++p; }}
     if (p == {MERGE_PARTS}) return;
-    o_state[i] = st[p][at] + so[p];
-    o_sample[i] = sm[p][at];
-    o_h[i] = h[p][at];
-    o_w[i] = w[p][at];
-    o_start[i] = s[p][at] + co[p];
+    o_state[i] = t_st[p][at] + t_so[p];
+    o_sample[i] = t_sm[p][at];
+    o_h[i] = t_h[p][at];
+    o_w[i] = t_w[p][at];
+    o_start[i] = t_s[p][at] + t_co[p];
 }}
 """
 
