@@ -17,7 +17,7 @@ from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
 from solvers.registry import transforms
-from solvers.xp import plain_reductions
+from solvers.xp import plain_reductions, stage_pinned
 
 
 # Device memory budgeted per cell of a search block (see search_shard). Measured on an H100 at
@@ -351,8 +351,9 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     device's context and memory pool, and the compiled kernels of :mod:`solvers.kernels` and
     :mod:`solvers.fused`; returns the seconds.
 
-    The search's transforms are imported too (every process searching needs them), and on a GPU
-    CuPy's CUB library is started: its first use (the sum of a search's int64 sizes) starts the CUDA
+    The search's transforms are imported too (every process searching needs them), on a GPU the
+    pinned host buffers of the copies back are locked (``solvers.xp.stage_pinned``) and CuPy's CUB
+    library is started: its first use (the sum of a search's int64 sizes) starts the CUDA
     runtime linked into it, 37 ms in which the device idled (Nsight Systems, H100, session 18).
 
     CuPy's own kernels (those of its array calls) are left to load on their first launch: loading
@@ -375,4 +376,5 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
             if kernels.enabled(cupy):
                 kernels.preload()
                 fused.preload()
+            stage_pinned()  # the host buffers of the copies back (page locking is slow)
     return time.perf_counter() - start

@@ -818,6 +818,26 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     assert np.asarray(HostCopy(cupy.arange(5, dtype=cupy.uint8))).tolist() == list(range(5))
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_staged_pinned_buffers_serve_the_copies_back(monkeypatch):
+    """After stage_pinned (a GPU process's warm-up), copies back of up to the staged sizes take
+    the staged buffers: no page locking during a search."""
+    import cupy
+    import cupyx
+
+    from solvers import xp as xp_mod
+
+    monkeypatch.setattr(xp_mod, "_STAGE", xp_mod._PinnedStage())
+    xp_mod.stage_pinned((1 << 20, 1 << 22))
+    staged = {id(b) for b in xp_mod._STAGE._free}
+    assert len(staged) == 2 and sorted(b.nbytes for b in xp_mod._STAGE._free) == [1 << 20, 1 << 22]
+    monkeypatch.setattr(cupyx, "empty_pinned", lambda *a, **k: pytest.fail("a buffer was locked during the copies"))
+    big, small = xp_mod.HostCopy(cupy.arange(400_000)), xp_mod.HostCopy(cupy.arange(1000))
+    assert {id(big._buffer), id(small._buffer)} == staged
+    assert np.asarray(big).tolist() == list(range(400_000)) and np.asarray(small).tolist() == list(range(1000))
+
+
 def test_board_picks_pack_what_the_gathers_give(dev):
     """board_picks: the new states whose rank beats their task's threshold, each as one packed
     record of what gathering its fields gives, with their count; with too little room, the count
