@@ -1172,13 +1172,11 @@ class Search:
     def _offer_picks(self, block, parts, new: "_NewStates", picked: "_PickedRows", mapped: bool) -> None:
         """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``picked``)."""
         rows = picked.get()
-        if len(rows) == 0:
+        if len(rows["pick"]) == 0:
             return
-        pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h = (
-            np.ascontiguousarray(rows[f]) for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok", "test_key"))
-        maps_h = np.ascontiguousarray(rows["mapping"]) if mapped else None
-        self._offer(block, parts, new, pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h, maps_h,
-                    idx=np.ascontiguousarray(rows["pos"]))
+        self._offer(block, parts, new, *(rows[f] for f in ("pick", "rank", "solved", "n_exact", "score", "cm_ok",
+                                                           "test_key")),
+                    rows["mapping"] if mapped else None, idx=rows["pos"])
 
     def _offer(self, block, parts, new: "_NewStates", pick, rank_h, solved_h, exact_h, score_h, cm_h, tkey_h,
                maps_h, idx=None) -> None:
@@ -1405,15 +1403,15 @@ class _PickedRows:
     def __init__(self, search: "Search", copy: HostCopy, picks):
         self.search, self.copy, self.picks, self.rows = search, copy, picks, None
 
-    def get(self) -> np.ndarray:
-        """The records (a structured array of ``kernels.BOARD_ROW``), all of them."""
+    def get(self) -> dict:
+        """The records, all of them: an array per field of ``kernels.BOARD_ROW``, by pick."""
         if self.rows is None:
             count, rows = kernels.read_board_picks(self.copy.get())
-            if count > len(rows):
+            if count > len(rows["pick"]):
                 count, rows = kernels.read_board_picks(to_host(self.picks(count)))
             # Room for twice the last count: a copy barely larger than needed, a second pass rare.
             self.search._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
-            self.rows = rows[:count]
+            self.rows = rows
             self.copy = self.picks = None
         return self.rows
 

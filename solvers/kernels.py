@@ -1674,12 +1674,15 @@ def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, scor
 
 
 def read_board_picks(host: np.ndarray):
-    """``(count, records)`` of a :func:`board_picks` buffer on the host: the records it holds (all
-    ``count`` of them unless it had less room), sorted by pick."""
+    """``(count, fields)`` of a :func:`board_picks` buffer on the host: the records it holds (all
+    ``count`` of them unless it had less room) as one contiguous array per field of ``BOARD_ROW``,
+    sorted by pick (the records' own gather and their fields' strided copies cost the first
+    level's tens of thousands of picks several milliseconds)."""
     count = int(host[:8].view(np.uint64)[0])
     held = min(count, (host.shape[0] - 8) // BOARD_ROW.itemsize)
     rows = host[8:8 + held * BOARD_ROW.itemsize].view(BOARD_ROW)
-    return count, rows[np.argsort(rows["pick"], kind="stable")]
+    order = np.argsort(rows["pick"], kind="stable")
+    return count, {name: rows[name][order] for name in BOARD_ROW.names}
 
 
 KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)
