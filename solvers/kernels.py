@@ -914,27 +914,46 @@ __device__ __forceinline__ int coord_map_source(int m, int a, int b, int h, int 
     return y * w + x;
 }
 
+// A lane group's part of a map run: its grid i and map k (groups run grid-major, so a grid's K maps
+// read it from the same cache lines), the map (m, a, b), the grid's sides and its result's (oh x ow;
+// ok: it has one), and whether the group is live (see hash_group).
+struct MapGroup {
+    long long i;
+    int k, m, a, b, hi, wi, oh, ow;
+    bool ok, live;
+};
+
+__device__ MapGroup map_group(long long n, const long long* h, const long long* w, const int* maps, int K) {
+    MapGroup q;
+    const long long g = hash_group(n * K, &q.live);
+    q.i = g / K;
+    q.k = (int)(g - q.i * K);
+    q.m = maps[3 * q.k]; q.a = maps[3 * q.k + 1]; q.b = maps[3 * q.k + 2];
+    q.hi = (int)h[q.i]; q.wi = (int)w[q.i];
+    q.ok = coord_map_sides(q.m, q.a, q.b, q.hi, q.wi, &q.oh, &q.ow);
+    return q;
+}
+
+// The group's result written to d (unless not live) and hashed: each output cell read from the grid s.
+__device__ unsigned long long map_write_hash(const MapGroup& q, const unsigned char* s, unsigned char* d, bool live,
+                                             const int* coef, const unsigned long long* mix) {
+    return group_write_hash(
+        [&](int, int r, int c) { return (unsigned int)s[coord_map_source(q.m, q.a, q.b, q.hi, q.wi, r, c)]; },
+        d, live, live ? q.oh : 0, live ? q.ow : 0, coef, mix);
+}
+
 // Maps that give every grid a result of its own number of cells (the rigid ones): K maps (maps:
 // K x (m, a, b)) applied to every grid of a flat layout (grid i: h[i] x w[i] cells from start[i],
 // cells cells in all) and hashed in one pass, one lane group per (grid i, map k): map k's grid i at
-// dst[k * cells + start[i]], its hash at out[k * n + i]. Groups run grid-major, so a grid's K maps
-// read it from the same cache lines.
+// dst[k * cells + start[i]], its hash at out[k * n + i].
 extern "C" __global__ void map_copy_hash(const unsigned char* src, const long long* start, const long long* h,
                                          const long long* w, long long n, long long cells, const int* maps, int K,
                                          unsigned char* dst, const int* coef, const unsigned long long* mix,
                                          unsigned long long* out) {
-    bool live;
-    const long long g = hash_group(n * K, &live);
-    const long long i = g / K;
-    const int k = (int)(g - i * K), m = maps[3 * k], a = maps[3 * k + 1], b = maps[3 * k + 2];
-    const int hi = (int)h[i], wi = (int)w[i];
-    int oh, ow;
-    coord_map_sides(m, a, b, hi, wi, &oh, &ow);
-    const unsigned char* s = src + start[i];
-    const unsigned long long hash = group_write_hash(
-        [&](int, int r, int c) { return (unsigned int)s[coord_map_source(m, a, b, hi, wi, r, c)]; },
-        dst + k * cells + start[i], live, oh, ow, coef, mix);
-    if (live && group_leader()) out[k * n + i] = hash;
+    const MapGroup q = map_group(n, h, w, maps, K);
+    const unsigned long long hash = map_write_hash(q, src + start[q.i], dst + q.k * cells + start[q.i], q.live,
+                                                   coef, mix);
+    if (q.live && group_leader()) out[q.k * n + q.i] = hash;
 }
 
 // Maps whose grids may have no result, first step: per (map k, grid i), at t = k * n + i (map-major:
@@ -976,28 +995,18 @@ extern "C" __global__ void map_take_copy_hash(const unsigned char* src, const lo
                                               long long* o_h, long long* o_w, long long* o_start, long long* o_state,
                                               long long* o_sample, const int* coef, const unsigned long long* mix,
                                               unsigned long long* out) {
-    bool live;
-    const long long g = hash_group(n * K, &live);
-    const long long i = g / K;
-    const int k = (int)(g - i * K), m = maps[3 * k], a = maps[3 * k + 1], b = maps[3 * k + 2];
-    const long long t = k * n + i;
-    const int hi = (int)h[i], wi = (int)w[i];
-    int oh, ow;
-    coord_map_sides(m, a, b, hi, wi, &oh, &ow);
-    const bool kept_here = live && ok[t];
-    if (!kept_here) oh = ow = 0;  // the group still takes part in its warp's shuffles
-    const long long at = kept_here ? cells[t] - (long long)oh * ow : 0;
-    const long long j = kept_here ? kept[t] - 1 : 0;
-    const unsigned char* s = src + start[i];
-    const unsigned long long hash = group_write_hash(
-        [&](int, int r, int c) { return (unsigned int)s[coord_map_source(m, a, b, hi, wi, r, c)]; },
-        dst + at, kept_here, oh, ow, coef, mix);
+    const MapGroup q = map_group(n, h, w, maps, K);
+    const long long t = q.k * n + q.i;
+    const bool kept_here = q.live && ok[t];  // a group without a result still joins its warp's shuffles
+    const long long at = kept_here ? cells[t] - (long long)q.oh * q.ow : 0;
+    const unsigned long long hash = map_write_hash(q, src + start[q.i], dst + at, kept_here, coef, mix);
     if (kept_here && group_leader()) {
-        o_h[j] = oh;
-        o_w[j] = ow;
-        o_start[j] = at - (k ? cells[k * n - 1] : 0);
-        o_state[j] = state[i];
-        o_sample[j] = sample[i];
+        const long long j = kept[t] - 1;
+        o_h[j] = q.oh;
+        o_w[j] = q.ow;
+        o_start[j] = at - (q.k ? cells[q.k * n - 1] : 0);
+        o_state[j] = state[q.i];
+        o_sample[j] = sample[q.i];
         out[j] = hash;
     }
 }
