@@ -1569,14 +1569,20 @@ def lut_copy_hash(xp, src, start, h, w, luts, dst, coef, mix):
     """Map the grids of a flat layout (``src``: every grid's cells, grid i ``h[i]`` x ``w[i]`` from
     ``start[i]``) through each of K colour tables (``luts``, (K, 10) uint8) into ``dst`` ((K, cells):
     copy k at row k, laid out like ``src``) and return their ``GridHasher`` hashes, (K, n)."""
-    n, K, cells = int(h.shape[0]), int(luts.shape[0]), int(src.shape[0])
+    return _flat_copy_hash(xp, "lut_copy_hash", src, start, h, w, xp.ascontiguousarray(luts), dst, coef, mix)
+
+
+def _flat_copy_hash(xp, name: str, src, start, h, w, table, dst, coef, mix):
+    """Launch kernel ``name`` over K tables (``table``'s rows: colour tables, coordinate maps) and
+    the n grids of a flat layout, a lane group per (table, grid); returns the (K, n) hashes."""
+    n, K, cells = int(h.shape[0]), int(table.shape[0]), int(src.shape[0])
     out = xp.empty((K, n), dtype=xp.uint64)
     if n and K:
         c = xp.ascontiguousarray
         args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
-        _kernel("lut_copy_hash")(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
-                                 (c(src), *args, np.int64(n), np.int64(cells), c(luts), np.int32(K), dst,
-                                  _pair_aligned(coef), mix, out))
+        _kernel(name)(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
+                      (c(src), *args, np.int64(n), np.int64(cells), table, np.int32(K), dst, _pair_aligned(coef),
+                       mix, out))
     return out
 
 
@@ -1601,15 +1607,7 @@ def map_copy_hash(xp, src, start, h, w, table, dst, coef, mix):
     to every grid of a flat layout (grid i ``h[i]`` x ``w[i]`` from ``start[i]`` in ``src``): map k's
     grids written into row k of ``dst`` ((K, cells), laid out like ``src``: every map keeps a grid's
     number of cells) and their ``GridHasher`` hashes returned, (K, n)."""
-    n, K, cells = int(h.shape[0]), int(table.shape[0]), int(src.shape[0])
-    out = xp.empty((K, n), dtype=xp.uint64)
-    if n and K:
-        c = xp.ascontiguousarray
-        args = [c(xp.asarray(a, dtype=xp.int64)) for a in (start, h, w)]
-        _kernel("map_copy_hash")(((n * K * HASH_LANES + _THREADS - 1) // _THREADS,), (_THREADS,),
-                                 (c(src), *args, np.int64(n), np.int64(cells), table, np.int32(K), dst,
-                                  _pair_aligned(coef), mix, out))
-    return out
+    return _flat_copy_hash(xp, "map_copy_hash", src, start, h, w, table, dst, coef, mix)
 
 
 def map_counts(xp, h, w, table, weight=None):
