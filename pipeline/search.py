@@ -418,83 +418,85 @@ class Search:
         :mod:`solvers.registry`) on a GPU, read straight from the block's flat layout. Rigid maps
         (every grid keeps its number of cells) are one kernel that writes and hashes every map's
         grids, with no wait. Other maps count their kept grids and cells on the device first (one
-        wait for the whole run, not one per transform); with ``defer`` the rest comes as a
-        :class:`_Waiting`, finished while the next transform's kernels run. On device
-        out-of-memory the run's transforms are applied one by one (:meth:`_run_transform`)."""
+        wait for the whole run, not one per transform), then one kernel takes, writes and hashes
+        them (see :meth:`_launched_run`)."""
         xp, items = self.xp, block.items
         trs = tuple(self.transforms[ti] for ti in run)
         if trs not in self._map_tables:
             self._map_tables[trs] = kernels.coord_map_table(xp, [tr.coord_map for tr in trs])
         table = self._map_tables[trs]
-        t0 = self._now()
-        self.stats.grid_transforms_computed += items.count * len(run)
-        try:
+
+        def launch():
             if all(tr.coord_map[0] in kernels.RIGID_MAPS for tr in trs):
-                return self._rigid_maps(block, run, table, t0)
+                return self._rigid_maps(block, run, table)
             distinct = self._distinct
             weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
             ok, kept, cells, totals = kernels.map_counts(xp, items.h, items.w, table, weights)
             totals = HostCopy(totals)
-        except Exception as exc:
-            if not is_out_of_memory(exc):
-                raise
-            return self._run_alone(block, run)
-        self._run_deferred()  # the host's board work, while the device counts
-        self._finish_waiting()  # the crop or map run before this one, likewise
-        self.stats.add_time("search.apply", self._now() - t0)
+            self._run_deferred()  # the host's board work, while the device counts
+            self._finish_waiting()  # the crop or run before this one, likewise
+            return lambda: self._map_run_outputs(block, run, table, (ok, kept, cells), totals.get(),
+                                                 weights is not None)
 
-        def finish():
-            t1 = self._now()
-            try:
-                outputs = self._map_run_outputs(block, run, table, (ok, kept, cells), totals.get(), weights is not None)
-            except Exception as exc:
-                if not is_out_of_memory(exc):
-                    raise
-                return self._run_alone(block, run)
-            self.stats.add_time("search.apply", self._now() - t1)
-            return outputs
-
-        return _Waiting(finish) if defer else finish()
+        return self._launched_run(block, run, launch, defer)
 
     def _apply_crop_run(self, block, run, defer: bool = False):
         """The outputs of a run of one crop primitive's transforms (indices) on a GPU: every
         transform's results on every bucket, then one wait for how many grids and cells each keeps
         and one kernel that copies and hashes them all (see :meth:`_crops_launched`; was a wait and
-        a dozen launches per transform). With ``defer`` the rest comes as a :class:`_Waiting`. On
-        device out-of-memory the run's transforms are applied one by one."""
+        a dozen launches per transform), as :meth:`_launched_run` runs it."""
         items = block.items
-        trs = tuple(self.transforms[ti] for ti in run)
+
+        def launch():
+            finish = self._crops_launched(items, items.padded(self.block_cells),
+                                          tuple(self.transforms[ti] for ti in run))
+            if finish is None:
+                return []
+
+            def outputs() -> list:
+                return [_Output(block, ti, out, hv) for ti, (out, hv) in zip(run, finish()) if out is not None]
+
+            outputs.holds = finish.holds
+            return outputs
+
+        return self._launched_run(block, run, launch, defer)
+
+    def _launched_run(self, block, run, launch, defer: bool):
+        """A run of transforms applied together: ``launch()`` queues its kernels and gives its
+        outputs, or (when they wait for counts from the device) a callable that makes them (its
+        ``holds``, if any: arrays to keep alive until it runs); with ``defer`` that comes as a
+        :class:`_Waiting`, finished while the next transform's kernels run. On device
+        out-of-memory, in either part, the run's transforms are applied one by one."""
         t0 = self._now()
-        self.stats.grid_transforms_computed += items.count * len(run)
+        self.stats.grid_transforms_computed += block.items.count * len(run)
         try:
-            finish = self._crops_launched(items, items.padded(self.block_cells), trs)
+            finish = launch()
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
             return self._run_alone(block, run)
         self.stats.add_time("search.apply", self._now() - t0)
-        if finish is None:
-            return []
+        if not callable(finish):
+            return finish
 
         def outputs() -> list:
             t1 = self._now()
             try:
-                parts = finish()
+                made = finish()
             except Exception as exc:
                 if not is_out_of_memory(exc):
                     raise
                 return self._run_alone(block, run)
             self.stats.add_time("search.apply", self._now() - t1)
-            return [_Output(block, ti, out, hv) for ti, (out, hv) in zip(run, parts) if out is not None]
+            return made
 
-        return _Waiting(outputs, finish.holds) if defer else outputs()
+        return _Waiting(outputs, getattr(finish, "holds", ())) if defer else outputs()
 
-    def _rigid_maps(self, block, run, table, t0) -> list:
+    def _rigid_maps(self, block, run, table) -> list:
         xp, items = self.xp, block.items
         K, C = len(run), int(items.cells.shape[0])
         cells = self._output_cells(K * C).reshape(K, C)
         hashes = self.p.hasher.map_copy(items.cells, items.start, items.h, items.w, table, cells)
-        self.stats.add_time("search.apply", self._now() - t0)
         outputs = []
         for k, ti in enumerate(run):
             h, w = items.h, items.w
