@@ -1628,8 +1628,7 @@ def map_counts(xp, h, w, table, weight=None):
     _kernel("map_sides")(grid, block, (np.int64(n), c(h, dtype=xp.int64), c(w, dtype=xp.int64), table, np.int32(K),
                                        null if weight is None else c(weight, dtype=xp.int64), ok, size,
                                        null if weighed is None else weighed))
-    kept, cells = cumsum(xp, ok), cumsum(xp, size)
-    return ok, kept, cells, run_totals(xp, n, K, kept, cells, None if weighed is None else cumsum(xp, weighed))
+    return (ok, *crop_counts(xp, ok, size, n, weighed))
 
 
 def map_take_copy_hash(xp, src, start, h, w, state, sample, table, ok, kept, cells, kept_total: int, dst, coef, mix):
