@@ -148,7 +148,7 @@ for step in "$@"; do
     warm3) timeout 300 python3 benchmarks/warm_start.py --gpu 0 --depth 3 --count 200 2>&1 | tee "$out/warm3.txt" ;;
     warm2) timeout 300 python3 benchmarks/warm_start.py --gpu 0 --depth 2 --count 0 2>&1 | tee "$out/warm2.txt" ;;
     ncu3) # per kernel: duration, throughput against the memory and SM ceilings, occupancy, stalls
-          K='regex:^(remap|copy_hash_from|copy_hash_rows|object_roots|score_cells|crop_object|choose_object|lut_copy_hash|repair_symmetry|line_draw|number_objects|halo)$'
+          K='regex:^(copy_hash_from|copy_hash_rows|object_roots|crop_object|lut_copy_hash|map_take_copy_hash|map_copy_hash|crop_take|repair_symmetry|line_draw|score_cells|halo)$'
           rm -f /tmp/ncu3.ncu-rep
           timeout 420 /usr/local/cuda/bin/ncu --clock-control none --kernel-name "$K" --launch-skip 150 --launch-count 90 \
             --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \

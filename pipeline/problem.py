@@ -316,21 +316,35 @@ def stable_group(xp, key):
 def concat_items(xp, parts: list, state_offsets: list | None = None) -> Items:
     """Concatenate several :class:`Items` (ungrouped); with ``state_offsets``, part ``j``'s states
     are shifted by ``state_offsets[j]`` (parts of different blocks numbered one after another)."""
+    return _concat(xp, parts, state_offsets, None)[0]
+
+
+def concat_hashed_items(xp, parts: list, hashes: list, state_offsets: list | None = None):
+    """:func:`concat_items` of ``parts`` and the concatenation of ``hashes`` (their items' uint64
+    hashes, one array per part): ``(items, hashes)``, both in one launch on a GPU."""
+    return _concat(xp, parts, state_offsets, hashes)
+
+
+def _concat(xp, parts: list, state_offsets: list | None, hashes: list | None):
     offsets = state_offsets or [0] * len(parts)
     if len(parts) == 1 and not offsets[0]:
         p = parts[0]
-        return Items(xp, p.cells, p.state, p.sample, p.h, p.w, p.start)
+        return Items(xp, p.cells, p.state, p.sample, p.h, p.w, p.start), None if hashes is None else hashes[0]
     cells = join_cells(xp, [p.cells for p in parts])
     # Each part's starts shifted by where its cells begin among the joined cells (a part's items
     # may share cells: see search._DistinctGrids).
     cell_at = np.cumsum([0] + [int(p.cells.shape[0]) for p in parts[:-1]]).tolist()
     if kernels.enabled(xp):  # kernels write the parts' items at their place, many parts a launch
-        out = tuple(xp.empty(sum(p.count for p in parts), dtype=xp.int64) for _ in range(5))
-        kernels.merge_items(xp, parts, offsets, cell_at, out)
-        return Items(xp, cells, *out)
-    return Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
-                 xp.concatenate([p.sample for p in parts]), xp.concatenate([p.h for p in parts]),
-                 xp.concatenate([p.w for p in parts]), xp.concatenate([p.start + at for p, at in zip(parts, cell_at)]))
+        total = sum(p.count for p in parts)
+        out = tuple(xp.empty(total, dtype=xp.int64) for _ in range(5))
+        joined = None if hashes is None else xp.empty(total, dtype=xp.uint64)
+        kernels.merge_items(xp, parts, offsets, cell_at, out, hashes, joined)
+        return Items(xp, cells, *out), joined
+    items = Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
+                  xp.concatenate([p.sample for p in parts]), xp.concatenate([p.h for p in parts]),
+                  xp.concatenate([p.w for p in parts]),
+                  xp.concatenate([p.start + at for p, at in zip(parts, cell_at)]))
+    return items, None if hashes is None else xp.concatenate(hashes)
 
 
 def follows(xp, a, b) -> bool:

@@ -17,8 +17,8 @@ import numpy as np
 
 from pipeline.keyset import first_positions, key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
-from pipeline.problem import (Block, Items, Problem, allocation_id, concat_items, follows, sort_by_shape,
-                              stable_group)
+from pipeline.problem import (Block, Items, Problem, allocation_id, concat_hashed_items, concat_items, follows,
+                              sort_by_shape, stable_group)
 from pipeline.state_table import MergedStates, StateTable
 from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
@@ -750,21 +750,23 @@ class Search:
                     for bucket, ok in zip(lay.buckets, fit)] for tr, fit in zip(trs, fits)]
         self._run_deferred()  # the host's board work, while the device runs the kernels just launched
         self._finish_waiting()  # the crop before this one, likewise
-        # Every grid's flag, sides and source, transform by transform in bucket order (a kernel per
-        # transform and bucket), then the kept ones' with their states and samples (one kernel,
-        # after the one wait for how many each transform keeps), then their cells copied and hashed
-        # from wherever their bucket's results lie (one kernel).
+        # Every grid's flag, sides and source, transform by transform in bucket order (one kernel
+        # for every transform and bucket), then the kept ones' with their states and samples (one
+        # kernel, after the one wait for how many each transform keeps), then their cells copied
+        # and hashed from wherever their bucket's results lie (one kernel).
         K, n = len(trs), lay.first_of_bucket[-1]
         ok, *sides = (xp.empty(K * n, dtype=bool), *(xp.empty(K * n, dtype=t) for t in (
             xp.int64, xp.int64, xp.int64, xp.uint64, xp.int64)))
         oh, ow, size, addr, opitch = sides
         arrays = []  # the results' cells, contiguous, kept until the copy below is queued
+        entries = []
         for k, per_bucket in enumerate(results):
             for res, first, last in zip(per_bucket, lay.first_of_bucket, lay.first_of_bucket[1:]):
                 if res.arr is not None:
                     res = Padded(xp.ascontiguousarray(res.arr), res.h, res.w, res.valid)
                     arrays.append(res.arr)
-                kernels.crop_sides(xp, res, last - first, tuple(a[k * n + first:k * n + last] for a in (ok, *sides)))
+                entries.append((k * n + first, last - first, res))
+        arrays += kernels.crop_sides(xp, entries, (ok, *sides))
         distinct = self._distinct
         weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
         weighed = None  # how many of the block's grids the kept distinct grids stand for
@@ -1515,8 +1517,9 @@ def _merge_outputs(xp, outputs: list):
         o = outputs[0]
         return o.block, o.items, o.hashes, merged
     block = Block(None, xp.concatenate([o.block.task for o in outputs]), None)
-    items = concat_items(xp, [o.items for o in outputs], merged.offsets[:-1].tolist())
-    return block, items, xp.concatenate([o.hashes for o in outputs]), merged
+    items, hashes = concat_hashed_items(xp, [o.items for o in outputs], [o.hashes for o in outputs],
+                                        merged.offsets[:-1].tolist())
+    return block, items, hashes, merged
 
 
 @dataclass

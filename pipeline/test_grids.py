@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from solvers import kernels
 from solvers.batch import MAX_SIDE
 from solvers.xp import to_device_async, to_host_all
 
@@ -55,8 +56,24 @@ class TestGrids:
         grids are the items ``out``) for ``candidates[j]`` (state ``idx[j]``), each mapped through
         ``luts[j]`` (a colour table, or None) when it crosses."""
         xp, p = self.xp, self.p
+        idx = np.asarray(idx, dtype=np.int64)
+        if kernels.enabled(xp):
+            cells, h, w, keep = kernels.test_grids(xp, out, block.task, p.n_train, idx, self.max_tests, SLOT)
+        else:
+            cells, h, w, keep = self._gathered(block, out, idx)
+        # The batches queued before cross when they hold enough cells (now, not after this one:
+        # its candidates are not on their boards yet).
+        if self._cells >= self.flush_cells:
+            self.flush()
+        self._batches.append(_Batch(cells, h, w, self.max_tests, list(candidates), list(luts), keep))
+        self._cells += len(idx) * self.max_tests * SLOT
+
+    def _gathered(self, block, out, idx: np.ndarray):
+        """:meth:`queue`'s grids by array calls: ``(cells, h, w, keep)`` as ``kernels.test_grids``
+        gives them."""
+        xp, p = self.xp, self.p
         m, K = len(idx), self.max_tests
-        idx_dev, keep = to_device_async(xp, np.asarray(idx, dtype=np.int64))
+        idx_dev, keep = to_device_async(xp, idx)
         row_of = xp.full(block.num_states, -1, dtype=xp.int64)
         row_of[idx_dev] = xp.arange(m, dtype=xp.int64)
         row = row_of[out.state]
@@ -75,12 +92,7 @@ class TestGrids:
         inside = pos < (h * w)[:, None]
         src = xp.where(inside, out.start[at][:, None] + pos, 0)
         cells = xp.where(inside, out.cells[src], xp.uint8(0))
-        # The batches queued before cross when they hold enough cells (now, not after this one:
-        # its candidates are not on their boards yet).
-        if self._cells >= self.flush_cells:
-            self.flush()
-        self._batches.append(_Batch(cells, h, w, K, list(candidates), list(luts), keep))
-        self._cells += m * K * SLOT
+        return cells, h, w, keep
 
     def flush(self) -> None:
         """Copy every queued grid to the host (one copy) and give the candidates their test

@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from solvers.xp import data_address, to_host_all
+from solvers.xp import data_address, to_device_async, to_host_all
 
 # Row and column of a cell index k < 1024 in a grid w <= 64 wide (every grid here: at most 30 x 30,
 # 32 x 32 framed) by a multiply and a shift, m = ceil(2^16 / w), instead of a division: exact there
@@ -498,6 +498,37 @@ extern "C" __global__ void board_picks(long long n, const long long* new_pos, co
     *(long long*)(r + 56) = s;
 }
 
+// The test grids of candidates entering the boards (pipeline.test_grids): test_items finds, for
+// each item i of a merged block's outputs whose state is a candidate's (states: the m candidates'
+// states, sorted; rows: their rows) and whose sample is a test sample t, its slot rows * K + t
+// in item_of (filled with -1 before); test_cells copies each slot's grid into a fixed slot of
+// SLOT cells (zeros past the grid; a slot without an item stays all zeros, sides 0).
+extern "C" __global__ void test_items(const long long* st, const long long* sm, long long n, const long long* task,
+                                      const long long* n_train, const long long* states, const long long* rows,
+                                      long long m, int K, long long* item_of) {
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    long long s = st[i], lo = 0, hi = m;
+    while (lo < hi) {
+        long long mid = (lo + hi) / 2;
+        if (states[mid] < s) lo = mid + 1; else hi = mid;
+    }
+    if (lo == m || states[lo] != s) return;
+    long long t = sm[i] - n_train[task[s]];
+    if (t >= 0 && t < K) item_of[rows[lo] * K + t] = i;
+}
+
+extern "C" __global__ void test_cells(const unsigned char* cells, const long long* start, const long long* h,
+                                      const long long* w, const long long* item_of, long long slots, int slot_cells,
+                                      unsigned char* out, long long* out_h, long long* out_w) {
+    long long k = (long long)blockDim.x * blockIdx.x + threadIdx.x;
+    if (k >= slots * slot_cells) return;
+    long long slot = k / slot_cells, pos = k - slot * slot_cells, it = item_of[slot];
+    long long gh = it >= 0 ? h[it] : 0, gw = it >= 0 ? w[it] : 0;
+    out[k] = pos < gh * gw ? cells[start[it] + pos] : 0;
+    if (pos == 0) { out_h[slot] = gh; out_w[slot] = gw; }
+}
+
 // kernels.positions: out[rank[s] - 1] = s where flag[s] (rank: flag's inclusive running count).
 extern "C" __global__ void positions(const bool* flag, const long long* rank, long long n, long long* out) {
     long long s = (long long)blockDim.x * blockIdx.x + threadIdx.x;
@@ -792,23 +823,33 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
                     out, gi, live);
 }
 
-// Crops on a GPU (Search._apply_padded_kernels). crop_sides, once per size bucket (grids first..
-// first+m-1 of the buckets' order; the outputs point at entry first): each grid's result flag and
-// sides, read through strides (0 where one value stands for every grid), its cells when kept (0
+// Crops on a GPU (Search._apply_padded_kernels). crop_sides, for the results of many buckets
+// (and transforms) at once: each row of `table` (CROP_ROW values: see kernels.crop_sides) is one
+// bucket's m results, written from entry lo of the outputs on: each grid's result flag and sides,
+// read through strides (0 where one value stands for every grid), its cells when kept (0
 // otherwise), and where its padded result begins, as an address (base + i * cells), with the
-// result's row pitch.
-extern "C" __global__ void crop_sides(long long m, const bool* valid, long long sv, const long long* h,
-                                      long long sh, const long long* w, long long sw, unsigned long long base,
-                                      long long cells, long long pitch, bool* ok, long long* oh, long long* ow,
-                                      long long* size, unsigned long long* addr, long long* opitch) {
+// result's row pitch. A thread per entry; the rows (at most CROP_ROWS) sit in shared memory.
+#define CROP_ROW 11
+#define CROP_ROWS 64
+extern "C" __global__ void crop_sides(const long long* table, int rows, long long total, bool* ok, long long* oh,
+                                      long long* ow, long long* size, unsigned long long* addr, long long* opitch) {
+    __shared__ long long t[CROP_ROWS * CROP_ROW];
+    for (int k = threadIdx.x; k < rows * CROP_ROW; k += blockDim.x) t[k] = table[k];
+    __syncthreads();
     long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (i >= m) return;
-    ok[i] = valid[i * sv];
-    oh[i] = h[i * sh];
-    ow[i] = w[i * sw];
-    size[i] = ok[i] ? oh[i] * ow[i] : 0;
-    addr[i] = base + (unsigned long long)(i * cells);
-    opitch[i] = pitch;
+    if (i >= total) return;
+    int r = 0;
+    while (i >= t[r * CROP_ROW + 1]) { i -= t[r * CROP_ROW + 1]; ++r; }
+    const long long* row = t + r * CROP_ROW;
+    long long o = row[0] + i;
+    bool kept = ((const bool*)row[2])[i * row[3]];
+    long long gh = ((const long long*)row[4])[i * row[5]], gw = ((const long long*)row[6])[i * row[7]];
+    ok[o] = kept;
+    oh[o] = gh;
+    ow[o] = gw;
+    size[o] = kept ? gh * gw : 0;
+    addr[o] = (unsigned long long)row[8] + (unsigned long long)(i * row[9]);
+    opitch[o] = row[10];
 }
 
 // Then, for every entry i whose result is kept (ok[i]; kept[i] and cells[i]: the inclusive running
@@ -1104,23 +1145,25 @@ def _merge_source() -> str:
     """merge_items: its parameters, MERGE_PARTS parts' each, written out."""
     parts = range(MERGE_PARTS)
     params = ", ".join(f"const long long* st{p}, const long long* sm{p}, const long long* h{p}, const long long* w{p}, "
-                       f"const long long* s{p}, long long n{p}, long long so{p}, long long co{p}" for p in parts)
+                       f"const long long* s{p}, const unsigned long long* hv{p}, long long n{p}, long long so{p}, "
+                       f"long long co{p}" for p in parts)
     fill = " ".join(f"t_st[{p}] = st{p}; t_sm[{p}] = sm{p}; t_h[{p}] = h{p}; t_w[{p}] = w{p}; t_s[{p}] = s{p}; "
-                    f"t_n[{p}] = n{p}; t_so[{p}] = so{p}; t_co[{p}] = co{p};" for p in parts)
+                    f"t_hv[{p}] = hv{p}; t_n[{p}] = n{p}; t_so[{p}] = so{p}; t_co[{p}] = co{p};" for p in parts)
     return f"""
 // Items of several parts joined into one (problem.concat_items on a GPU), MERGE_PARTS parts per
 // launch: part p's n_p items written at their place (after those of the parts before it, from the
 // output pointers on), states shifted by its so_p and cell starts by its co_p (where its cells begin
-// among the joined cells). Unused parts have no items. The parts' table is copied into shared
-// memory once per block (indexed by a thread's part, an array of the parameters would be each
-// thread's own, in local memory).
+// among the joined cells); with o_hash (not null), the items' hashes too. Unused parts have no
+// items. The parts' table is copied into shared memory once per block (indexed by a thread's part,
+// an array of the parameters would be each thread's own, in local memory).
 extern "C" __global__ void merge_items(long long* o_state, long long* o_sample, long long* o_h, long long* o_w,
-                                       long long* o_start, {params}) {{
+                                       long long* o_start, unsigned long long* o_hash, {params}) {{
     __shared__ const long long* t_st[{MERGE_PARTS}];
     __shared__ const long long* t_sm[{MERGE_PARTS}];
     __shared__ const long long* t_h[{MERGE_PARTS}];
     __shared__ const long long* t_w[{MERGE_PARTS}];
     __shared__ const long long* t_s[{MERGE_PARTS}];
+    __shared__ const unsigned long long* t_hv[{MERGE_PARTS}];
     __shared__ long long t_n[{MERGE_PARTS}], t_so[{MERGE_PARTS}], t_co[{MERGE_PARTS}];
     if (threadIdx.x == 0) {{ {fill} }}
     __syncthreads();
@@ -1133,6 +1176,7 @@ extern "C" __global__ void merge_items(long long* o_state, long long* o_sample, 
     o_h[i] = t_h[p][at];
     o_w[i] = t_w[p][at];
     o_start[i] = t_s[p][at] + t_co[p];
+    if (o_hash) o_hash[i] = t_hv[p][at];
 }}
 """
 
@@ -1470,10 +1514,12 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
     return out
 
 
-def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: tuple) -> None:
+def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: tuple, hashes=None,
+                out_hash=None) -> None:
     """Write the items of ``parts`` (:class:`pipeline.problem.Items`) one after another into ``out``
     = (state, sample, h, w, start), part j's states shifted by ``state_offsets[j]`` and cell starts
-    by ``cell_offsets[j]``: a launch per MERGE_PARTS parts (was one per part)."""
+    by ``cell_offsets[j]``; with ``hashes`` (one uint64 array per part), their items' hashes into
+    ``out_hash`` likewise. A launch per MERGE_PARTS parts (was one per part and array)."""
     c = xp.ascontiguousarray
     null, at = np.uint64(0), 0
     for lo in range(0, len(parts), MERGE_PARTS):
@@ -1485,32 +1531,50 @@ def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: t
         for j in chunk:
             p = parts[j]
             args += [c(a, dtype=xp.int64) for a in (p.state, p.sample, p.h, p.w, p.start)]
+            args += [null if hashes is None else c(hashes[j], dtype=xp.uint64)]
             args += [np.int64(p.count), np.int64(state_offsets[j]), np.int64(cell_offsets[j])]
         for _ in range(MERGE_PARTS - len(chunk)):
-            args += [null] * 5 + [np.int64(0)] * 3
+            args += [null] * 6 + [np.int64(0)] * 3
         grid, block = thread_launch(m)
-        _kernel("merge_items")(grid, block, (*(o[at:at + m] for o in out), *args))
+        _kernel("merge_items")(grid, block, (*(o[at:at + m] for o in out),
+                                             null if out_hash is None else out_hash[at:at + m], *args))
         at += m
 
 
-def crop_sides(xp, res, m: int, out: tuple) -> None:
-    """Write the :func:`crop_sides` entries of one bucket's ``m`` results ``res``
-    (:class:`solvers.batch.Padded`; ``res.arr`` None when none can be valid) into ``out`` =
-    (ok, oh, ow, size, addr, pitch), views starting at the bucket's first grid. Returns nothing; the
-    caller keeps ``res.arr`` (contiguous) alive until the copy that reads it is queued."""
-    if m == 0:
-        return
-    flag, h, w = (xp.broadcast_to(xp.asarray(v, dtype=t), (m,)) for v, t in
-                  ((res.valid, xp.bool_), (res.h, xp.int64), (res.w, xp.int64)))
-    strides = [np.int64(a.strides[0] // a.itemsize) for a in (flag, h, w)]
-    if res.arr is None:
-        base, cells, pitch = 0, 0, 0
-    else:
-        _, OH, OW = res.arr.shape
-        base, cells, pitch = data_address(res.arr), OH * OW, OW
-    grid, block = thread_launch(m)
-    _kernel("crop_sides")(grid, block, (np.int64(m), flag, strides[0], h, strides[1], w, strides[2],
-                                        np.uint64(base), np.int64(cells), np.int64(pitch), *out))
+CROP_ROWS = 64  # buckets' results per launch of crop_sides (rows of its table in shared memory)
+
+
+def crop_sides(xp, entries: list, out: tuple) -> list:
+    """Write the crop_sides entries of many buckets' results into ``out`` = (ok, oh, ow, size, addr,
+    pitch): ``entries`` lists ``(lo, m, res)``, a bucket's ``m`` results ``res``
+    (:class:`solvers.batch.Padded`, ``res.arr`` contiguous, or None when none can be valid) to write
+    from entry ``lo`` on. One launch per CROP_ROWS buckets (was one each, tens of microseconds of
+    host time apiece). Returns what must stay alive until the launches have run (the table's host
+    memory, the sides converted to int64); the caller also keeps each ``res.arr`` until the copy
+    that reads it is queued."""
+    rows, keep = [], []
+    for lo, m, res in entries:
+        if m == 0:
+            continue
+        row = [lo, m]
+        for v, t in ((res.valid, xp.bool_), (res.h, xp.int64), (res.w, xp.int64)):
+            a = xp.asarray(v, dtype=t).reshape(-1)
+            keep.append(a)
+            row += [data_address(a), 0 if a.shape[0] == 1 else a.strides[0] // a.itemsize]
+        if res.arr is None:
+            row += [0, 0, 0]
+        else:
+            _, OH, OW = res.arr.shape
+            row += [data_address(res.arr), OH * OW, OW]
+        rows.append(row)
+    for lo in range(0, len(rows), CROP_ROWS):
+        chunk = rows[lo:lo + CROP_ROWS]
+        table, staged = to_device_async(xp, np.array(chunk, dtype=np.int64))
+        keep += [table, staged]
+        total = sum(r[1] for r in chunk)
+        grid, block = thread_launch(total)
+        _kernel("crop_sides")(grid, block, (table, np.int32(len(chunk)), np.int64(total), *out))
+    return keep
 
 
 def crop_counts(xp, ok, size, n: int, weighed=None):
@@ -1689,6 +1753,35 @@ def read_board_picks(host: np.ndarray):
     rows = host[8:8 + held * BOARD_ROW.itemsize].view(BOARD_ROW)
     order = np.argsort(rows["pick"], kind="stable")
     return count, {name: rows[name][order] for name in BOARD_ROW.names}
+
+
+def test_grids(xp, out, state_task, n_train, idx: np.ndarray, tests: int, slot_cells: int):
+    """The test grids of the states ``idx`` (host int64 array of distinct positions in a merged
+    block whose states' tasks are ``state_task``), from the block's items ``out``: ``(cells, h, w)``
+    with ``cells`` (len(idx) * tests, slot_cells) uint8, row ``j * tests + t`` holding test sample
+    t of state ``idx[j]`` (zeros past its cells; all zeros, sides 0, where it has none), and the
+    host memory to keep until the device has run past (see ``to_device_async``). Three launches: a
+    fill, the items' slots (a binary search among the sorted states), the copy (the array calls
+    took about twenty launches, each tens of microseconds of host time while the device idled)."""
+    m, n = len(idx), int(out.count)
+    order = np.argsort(idx, kind="stable")
+    lookup, keep = to_device_async(xp, np.stack([idx[order], order]).astype(np.int64))
+    slots = m * tests
+    item_of = xp.full(slots, -1, dtype=xp.int64)
+    c = xp.ascontiguousarray
+    if n and m:
+        grid, block = thread_launch(n)
+        _kernel("test_items")(grid, block, (c(out.state), c(out.sample), np.int64(n), c(state_task, dtype=xp.int64),
+                                            c(n_train, dtype=xp.int64), lookup[0], lookup[1], np.int64(m),
+                                            np.int32(tests), item_of))
+    cells = xp.empty((slots, slot_cells), dtype=xp.uint8)
+    h = xp.empty(slots, dtype=xp.int64)
+    w = xp.empty(slots, dtype=xp.int64)
+    if slots:
+        grid, block = thread_launch(slots * slot_cells)
+        _kernel("test_cells")(grid, block, (c(out.cells), c(out.start), c(out.h), c(out.w), item_of, np.int64(slots),
+                                            np.int32(slot_cells), cells, h, w))
+    return cells, h, w, keep
 
 
 KEY_EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # an empty slot of a key table (see key_insert)

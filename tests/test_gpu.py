@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -368,11 +369,11 @@ def test_group_order_is_a_stable_argsort(dev, n, keys):
 def test_joined_items_match_array_calls(dev, parts):
     """concat_items of many parts (more than one launch of merge_items holds, empty parts among
     them), states shifted per part and cell starts by where each part's cells begin, against the
-    array calls."""
-    from pipeline.problem import Items, concat_items
+    array calls; concat_hashed_items joins the items' hashes too."""
+    from pipeline.problem import Items, concat_hashed_items, concat_items
 
     rng = np.random.default_rng(parts)
-    items, offsets = [], []
+    items, offsets, hashes = [], [], []
     for j in range(parts):
         m = 0 if j % 5 == 3 else int(rng.integers(1, 40))
         h, w = rng.integers(1, 6, m), rng.integers(1, 6, m)
@@ -380,13 +381,22 @@ def test_joined_items_match_array_calls(dev, parts):
         cells = rng.integers(0, 10, int(sizes.sum())).astype(np.uint8)
         items.append([cells, rng.integers(0, 50, m), rng.integers(0, 4, m), h, w, np.cumsum(sizes) - sizes])
         offsets.append(int(rng.integers(0, 1000)))
+        hashes.append(rng.integers(0, 2**63, m, dtype=np.int64).astype(np.uint64) * np.uint64(3))
     joined = []
     for ref in (True, False):
         with (dev.reference() if ref else contextlib.nullcontext()):
             xp = np if ref else dev.xp
-            out = concat_items(xp, [Items(xp, *(xp.asarray(a) for a in parts_)) for parts_ in items], offsets)
-            joined.append([dev.asnumpy(a) if not ref else a for a in (out.cells, out.state, out.sample, out.h,
-                                                                       out.w, out.start)])
+            got = []
+            for with_hashes in (False, True):
+                parts_ = [Items(xp, *(xp.asarray(a) for a in part)) for part in items]
+                if with_hashes:
+                    out, hv = concat_hashed_items(xp, parts_, [xp.asarray(a) for a in hashes], offsets)
+                else:
+                    out, hv = concat_items(xp, parts_, offsets), xp.zeros(0, dtype=xp.uint64)
+                got += [dev.asnumpy(a) if not ref else a for a in (out.cells, out.state, out.sample, out.h, out.w,
+                                                                   out.start, hv)]
+            joined.append(got)
+    assert np.array_equal(joined[0][-1], np.concatenate(hashes))
     for want, got in zip(*joined):
         assert np.array_equal(want, got)
 
@@ -873,6 +883,92 @@ def test_board_picks_pack_what_the_gathers_give(dev):
         assert rows["cm_ok"].tolist() == fields["cm_ok"][at].tolist()
         want = np.zeros((len(at), 10), dtype=np.uint8) if mapping is None else mapping[at].astype(np.uint8)
         assert np.array_equal(rows["mapping"], want)
+
+
+@pytest.mark.parametrize("rows_per_launch", [64, 2])
+def test_crop_sides_of_many_buckets_in_one_table(dev, monkeypatch, rows_per_launch):
+    """kernels.crop_sides: per grid of each bucket's results its flag, sides, cells when kept,
+    result address and pitch, at the bucket's place; flags and sides per grid or one for all,
+    buckets without results (no stack); more buckets than one launch takes."""
+    from solvers import kernels
+    from solvers.batch import Padded
+    from solvers.xp import data_address
+
+    monkeypatch.setattr(kernels, "CROP_ROWS", rows_per_launch)
+    rng = np.random.default_rng(3)
+    xp = dev.xp
+    entries, want, lo = [], [], 0
+    for b, m in enumerate([5, 1, 7, 0, 4]):
+        if b == 2:  # no stack: nothing can be kept
+            res = Padded(None, xp.ones(1, dtype=xp.int64), xp.ones(1, dtype=xp.int64), xp.zeros(1, dtype=bool))
+            flag, h, w, addr, pitch = np.zeros(m, bool), np.ones(m), np.ones(m), np.zeros(m), 0
+        else:
+            H, W = int(rng.integers(2, 9)), int(rng.integers(2, 9))
+            flag, h, w = rng.random(m) < 0.6, rng.integers(1, H + 1, m), rng.integers(1, W + 1, m)
+            if b == 4:  # one value for every grid
+                flag, h, w = np.ones(m, bool), np.full(m, 2), np.full(m, 3)
+                res = Padded(xp.zeros((m, H, W), dtype=xp.uint8), 2, xp.asarray([3], dtype=xp.int32), True)
+            else:
+                res = Padded(xp.zeros((m, H, W), dtype=xp.uint8), xp.asarray(h, dtype=xp.int32), xp.asarray(h * 0 + w),
+                             xp.asarray(flag))
+            addr, pitch = data_address(res.arr) + np.arange(m) * H * W, W
+        entries.append((lo, m, res))
+        want.append((flag, h, w, np.where(flag, h * w, 0), addr, np.full(m, pitch)))
+        lo += m
+    out = (xp.empty(lo, dtype=bool), *(xp.empty(lo, dtype=t) for t in (xp.int64, xp.int64, xp.int64, xp.uint64,
+                                                                        xp.int64)))
+    held = kernels.crop_sides(xp, entries, out)
+    got = [dev.asnumpy(a) if xp is not np else a for a in out]
+    del held
+    for k, name in enumerate(("ok", "h", "w", "size", "addr", "pitch")):
+        expect = np.concatenate([wb[k] for wb in want])
+        if name in ("h", "w"):  # sides matter only where kept
+            expect, gotk = np.where(got[0], expect, 0), np.where(got[0], got[k], 0)
+        else:
+            gotk = got[k]
+        assert np.array_equal(gotk.astype(np.int64 if name != "ok" else bool),
+                              expect.astype(np.int64 if name != "ok" else bool)), name
+
+
+def test_test_grids_kernels_give_the_gathered_grids(dev):
+    """kernels.test_grids: each candidate state's test grids in fixed slots (zeros past a grid,
+    sides 0 where a state lacks a test sample), as TestGrids' array calls gather them; states
+    given in any order, items of any order, some states without items."""
+    from pipeline.problem import Items
+    from pipeline.test_grids import SLOT, TestGrids
+    from solvers import kernels
+
+    rng = np.random.default_rng(5)
+    tasks, S = 4, 50
+    n_train = np.array([2, 3, 1, 2])
+    n_test = np.array([1, 2, 2, 1])
+    state_task = rng.integers(0, tasks, S)
+    pairs = [(s, k) for s in range(S) for k in range(n_train[state_task[s]] + n_test[state_task[s]])
+             if rng.random() < 0.85]
+    pairs = [pairs[i] for i in rng.permutation(len(pairs))]
+    h = rng.integers(1, 31, len(pairs))
+    w = rng.integers(1, 31, len(pairs))
+    start = np.r_[0, np.cumsum(h * w)[:-1]]
+    cells = rng.integers(0, 10, int((h * w).sum())).astype(np.uint8)
+    idx = rng.choice(S, 17, replace=False).astype(np.int64)
+
+    def grids(xp, asarray):
+        out = Items(xp, asarray(cells), asarray(np.array([p[0] for p in pairs])),
+                    asarray(np.array([p[1] for p in pairs])), asarray(h), asarray(w), asarray(start))
+        block = SimpleNamespace(task=asarray(state_task), num_states=S)
+        problem = SimpleNamespace(xp=xp, n_train=asarray(n_train), max_tests=int(n_test.max()))
+        if kernels.enabled(xp):
+            got = kernels.test_grids(xp, out, block.task, problem.n_train, idx, problem.max_tests, SLOT)
+        else:
+            got = TestGrids(problem)._gathered(block, out, idx)
+        return [dev.asnumpy(a) if xp is not np else np.asarray(a) for a in got[:3]]
+
+    with dev.reference():
+        want = grids(np, np.asarray)
+    got = grids(dev.xp, dev.asarray)
+    assert (want[1] == 0).sum() > 0 and (want[1] > 0).sum() > 20  # slots with and without a grid
+    for a, b in zip(want, got):
+        assert a.shape == b.shape and np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("absorb_cells", [None, 1])
