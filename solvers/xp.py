@@ -72,10 +72,11 @@ class _PinnedStage:
         self._free: list = []
 
     def take(self, nbytes: int):
-        """A pinned uint8 buffer of at least ``nbytes`` bytes."""
-        for i, buf in enumerate(self._free):
-            if buf.nbytes >= nbytes:
-                return self._free.pop(i)
+        """A pinned uint8 buffer of at least ``nbytes`` bytes: the smallest free one that holds them
+        (the first that did could be a large one, which the next large copy then had to lock anew)."""
+        fits = [i for i, buf in enumerate(self._free) if buf.nbytes >= nbytes]
+        if fits:
+            return self._free.pop(min(fits, key=lambda i: self._free[i].nbytes))
         import cupyx
 
         return cupyx.empty_pinned(1 << max(20, (max(1, nbytes) - 1).bit_length()), dtype=np.uint8)

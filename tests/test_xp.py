@@ -44,3 +44,20 @@ def test_a_host_copy_of_a_numpy_array_is_the_array():
     a = np.arange(5)
     copy = HostCopy(a)
     assert copy.get() is a and len(copy) == 5 and np.asarray(copy, dtype=np.int32).dtype == np.int32
+
+
+def test_pinned_stage_gives_the_smallest_free_buffer_that_fits():
+    """A copy takes the smallest staged buffer that holds it, so a small copy leaves the large
+    buffers to the large copies (which would otherwise lock new pages)."""
+    from solvers.xp import _PinnedStage
+
+    stage = _PinnedStage()
+    bufs = [np.empty(n, dtype=np.uint8) for n in (4096, 1024, 2048)]
+    for b in bufs:
+        stage.give(b)
+    assert stage.take(1000) is bufs[1]
+    assert stage.take(1500) is bufs[2]
+    assert stage.take(3000) is bufs[0]
+    stage.give(bufs[0])
+    stage.give(bufs[1])
+    assert stage.take(10) is bufs[1] and stage.take(10) is bufs[0]
