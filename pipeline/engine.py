@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
+from pipeline.tasks import Task
 from solvers.registry import transforms
 from solvers.xp import plain_reductions, stage_pinned
 
@@ -356,9 +357,11 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     library is started: its first use (the sum of a search's int64 sizes) starts the CUDA
     runtime linked into it, 37 ms in which the device idled (Nsight Systems, H100, session 18).
 
-    CuPy's own kernels (those of its array calls) are left to load on their first launch: loading
-    them by a small search made the first search of two H200s wait 1.5 s for it
-    (benchmarks/RESULTS.md).
+    Last, on a GPU, a small search (:func:`warm_up_tasks`, depth 2: about 0.1 s on an H100 host)
+    loads the kernels of CuPy's own array calls, which CuPy loads on their first launch (77 modules
+    in a depth-2 search), and fills the Python-side caches of both: a fresh process's first
+    depth-2 search over arc1-train took 0.21-0.24 s against 0.16-0.18 s for its second; after the
+    small search the two are equal (benchmarks/RESULTS.md, session 20).
     """
     start = time.perf_counter()
     transforms()
@@ -372,9 +375,22 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
         with cupy.cuda.Device(gpu):
             cupy.zeros(16, dtype=cupy.uint8).sum()
             int(cupy.ones(16, dtype=cupy.int64).sum())  # an int64 sum goes through CUB (a routine accelerator)
-            gpu_block_cells(cupy, gpu_share)
+            block_cells = gpu_block_cells(cupy, gpu_share)
             if kernels.enabled(cupy):
                 kernels.preload()
                 fused.preload()
             stage_pinned()  # the host buffers of the copies back (page locking is slow)
+            _search(cupy, warm_up_tasks(), 2, 0, None, 1000, None, block_cells)
     return time.perf_counter() - start
+
+
+def warm_up_tasks() -> list:
+    """Three small made-up tasks for :func:`warm_up`'s search: random grids of 3x3 to 30x30 cells
+    (every size bucket), each output its input turned (so some programs solve them)."""
+    rng = np.random.default_rng(0)
+    sides = [(3, 3), (6, 9), (14, 11), (30, 30)]
+    tasks = []
+    for k in range(3):
+        grids = [(rng.integers(1, 10, hw) * (rng.random(hw) < 0.5)).astype(np.uint8) for hw in sides[:2 + k]]
+        tasks.append(Task(f"warm-up-{k}", tuple(grids[:-1]), tuple(np.rot90(g) for g in grids[:-1]), (grids[-1],)))
+    return tasks

@@ -82,6 +82,20 @@ def test_finds_depth_1_and_2_programs(synthetic):
         assert len(predicted) == len(answers)
 
 
+def test_warm_up_tasks_are_solved_by_turning_their_grids():
+    """The made-up tasks of a GPU process's warm-up search are valid tasks of every size bucket
+    that a depth-2 search solves (so its scoring paths run too)."""
+    from pipeline.engine import _search, warm_up_tasks
+
+    tasks = warm_up_tasks()
+    sides = {g.shape for t in tasks for g in t.train_inputs + t.test_inputs}
+    assert {(3, 3), (30, 30)} <= sides and len(tasks) == 3
+    result = _search(np, tasks, 2, 0, None, 1000, None)
+    assert set(result.programs) == {t.id for t in tasks}
+    for found in result.programs.values():
+        assert found[0].solved and found[0].test_outputs
+
+
 def test_learned_colour_map_solves_recolouring():
     rng = np.random.default_rng(3)
     table = {1: 2, 3: 7, 8: 1}
