@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,7 @@ class Items:
     start: object
     groups: list | None = None
     represents: int | None = None
+    held: Any = field(default=None, repr=False)  # host memory that a queued copy to the device still reads
     _cell_index: tuple | None = field(default=None, repr=False)
     _padded: "PaddedLayout | None" = field(default=None, repr=False)
 
@@ -338,8 +340,8 @@ def _concat(xp, parts: list, state_offsets: list | None, hashes: list | None):
         total = sum(p.count for p in parts)
         out = tuple(xp.empty(total, dtype=xp.int64) for _ in range(5))
         joined = None if hashes is None else xp.empty(total, dtype=xp.uint64)
-        kernels.merge_items(xp, parts, offsets, cell_at, out, hashes, joined)
-        return Items(xp, cells, *out), joined
+        held = kernels.merge_items(xp, parts, offsets, cell_at, out, hashes, joined)
+        return Items(xp, cells, *out, held=held), joined
     items = Items(xp, cells, xp.concatenate([p.state + offset for p, offset in zip(parts, offsets)]),
                   xp.concatenate([p.sample for p in parts]), xp.concatenate([p.h for p in parts]),
                   xp.concatenate([p.w for p in parts]),

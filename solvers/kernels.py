@@ -823,6 +823,34 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
                     out, gi, live);
 }
 
+// Items of several parts joined into one (problem.concat_items on a GPU), up to MERGE_PARTS parts
+// per launch: each row of `table` (MERGE_ROW values: the part's state, sample, h, w and start
+// arrays' addresses, its hashes' (0: none), its item count, state offset and cell offset) is one
+// part, whose items are written at their place (after those of the parts before it, from the
+// output pointers on), states shifted by its state offset and cell starts by its cell offset
+// (where its cells begin among the joined cells); with o_hash (not null), the items' hashes too.
+// A thread per item; the rows sit in shared memory.
+#define MERGE_ROW 9
+#define MERGE_PARTS 32
+extern "C" __global__ void merge_items(const long long* table, int parts, long long total, long long* o_state,
+                                       long long* o_sample, long long* o_h, long long* o_w, long long* o_start,
+                                       unsigned long long* o_hash) {
+    __shared__ long long t[MERGE_PARTS * MERGE_ROW];
+    for (int k = threadIdx.x; k < parts * MERGE_ROW; k += blockDim.x) t[k] = table[k];
+    __syncthreads();
+    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x, at = i;
+    if (i >= total) return;
+    int p = 0;
+    while (at >= t[p * MERGE_ROW + 6]) { at -= t[p * MERGE_ROW + 6]; ++p; }
+    const long long* row = t + p * MERGE_ROW;
+    o_state[i] = ((const long long*)row[0])[at] + row[7];
+    o_sample[i] = ((const long long*)row[1])[at];
+    o_h[i] = ((const long long*)row[2])[at];
+    o_w[i] = ((const long long*)row[3])[at];
+    o_start[i] = ((const long long*)row[4])[at] + row[8];
+    if (o_hash) o_hash[i] = ((const unsigned long long*)row[5])[at];
+}
+
 // Crops on a GPU (Search._apply_padded_kernels). crop_sides, for the results of many buckets
 // (and transforms) at once: each row of `table` (CROP_ROW values: see kernels.crop_sides) is one
 // bucket's m results, written from entry lo of the outputs on: each grid's result flag and sides,
@@ -1135,50 +1163,10 @@ HASH_LANES = 8
 
 def source() -> str:
     """The CUDA source of this module's kernels, as it is compiled."""
-    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE + _merge_source()
+    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE
 
 
-MERGE_PARTS = 16  # parts of concat_items joined per launch of merge_items
-
-
-def _merge_source() -> str:
-    """merge_items: its parameters, MERGE_PARTS parts' each, written out."""
-    parts = range(MERGE_PARTS)
-    params = ", ".join(f"const long long* st{p}, const long long* sm{p}, const long long* h{p}, const long long* w{p}, "
-                       f"const long long* s{p}, const unsigned long long* hv{p}, long long n{p}, long long so{p}, "
-                       f"long long co{p}" for p in parts)
-    fill = " ".join(f"t_st[{p}] = st{p}; t_sm[{p}] = sm{p}; t_h[{p}] = h{p}; t_w[{p}] = w{p}; t_s[{p}] = s{p}; "
-                    f"t_hv[{p}] = hv{p}; t_n[{p}] = n{p}; t_so[{p}] = so{p}; t_co[{p}] = co{p};" for p in parts)
-    return f"""
-// Items of several parts joined into one (problem.concat_items on a GPU), MERGE_PARTS parts per
-// launch: part p's n_p items written at their place (after those of the parts before it, from the
-// output pointers on), states shifted by its so_p and cell starts by its co_p (where its cells begin
-// among the joined cells); with o_hash (not null), the items' hashes too. Unused parts have no
-// items. The parts' table is copied into shared memory once per block (indexed by a thread's part,
-// an array of the parameters would be each thread's own, in local memory).
-extern "C" __global__ void merge_items(long long* o_state, long long* o_sample, long long* o_h, long long* o_w,
-                                       long long* o_start, unsigned long long* o_hash, {params}) {{
-    __shared__ const long long* t_st[{MERGE_PARTS}];
-    __shared__ const long long* t_sm[{MERGE_PARTS}];
-    __shared__ const long long* t_h[{MERGE_PARTS}];
-    __shared__ const long long* t_w[{MERGE_PARTS}];
-    __shared__ const long long* t_s[{MERGE_PARTS}];
-    __shared__ const unsigned long long* t_hv[{MERGE_PARTS}];
-    __shared__ long long t_n[{MERGE_PARTS}], t_so[{MERGE_PARTS}], t_co[{MERGE_PARTS}];
-    if (threadIdx.x == 0) {{ {fill} }}
-    __syncthreads();
-    long long i = (long long)blockDim.x * blockIdx.x + threadIdx.x, at = i;
-    int p = 0;
-    while (p < {MERGE_PARTS} && at >= t_n[p]) {{ at -= t_n[p]; ++p; }}
-    if (p == {MERGE_PARTS}) return;
-    o_state[i] = t_st[p][at] + t_so[p];
-    o_sample[i] = t_sm[p][at];
-    o_h[i] = t_h[p][at];
-    o_w[i] = t_w[p][at];
-    o_start[i] = t_s[p][at] + t_co[p];
-    if (o_hash) o_hash[i] = t_hv[p][at];
-}}
-"""
+MERGE_PARTS = 32  # parts of concat_items joined per launch of merge_items (as in its source)
 
 
 def enabled(xp) -> bool:
@@ -1515,30 +1503,35 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
 
 
 def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: tuple, hashes=None,
-                out_hash=None) -> None:
+                out_hash=None) -> list:
     """Write the items of ``parts`` (:class:`pipeline.problem.Items`) one after another into ``out``
     = (state, sample, h, w, start), part j's states shifted by ``state_offsets[j]`` and cell starts
     by ``cell_offsets[j]``; with ``hashes`` (one uint64 array per part), their items' hashes into
-    ``out_hash`` likewise. A launch per MERGE_PARTS parts (was one per part and array)."""
+    ``out_hash`` likewise. A launch per MERGE_PARTS parts, whose arrays' addresses it reads from a
+    table (as kernel arguments, 144 of them for 16 parts cost about 0.25 ms of host time a launch).
+    Returns what must stay alive until the launches have run (the table's host memory, the arrays
+    made contiguous)."""
     c = xp.ascontiguousarray
-    null, at = np.uint64(0), 0
-    for lo in range(0, len(parts), MERGE_PARTS):
-        chunk = [j for j in range(lo, min(lo + MERGE_PARTS, len(parts))) if parts[j].count]
-        m = sum(parts[j].count for j in chunk)
-        if m == 0:
-            continue
-        args = []
-        for j in chunk:
+    keep, at = [], 0
+    live = [j for j in range(len(parts)) if parts[j].count]
+    for lo in range(0, len(live), MERGE_PARTS):
+        rows = []
+        for j in live[lo:lo + MERGE_PARTS]:
             p = parts[j]
-            args += [c(a, dtype=xp.int64) for a in (p.state, p.sample, p.h, p.w, p.start)]
-            args += [null if hashes is None else c(hashes[j], dtype=xp.uint64)]
-            args += [np.int64(p.count), np.int64(state_offsets[j]), np.int64(cell_offsets[j])]
-        for _ in range(MERGE_PARTS - len(chunk)):
-            args += [null] * 6 + [np.int64(0)] * 3
+            arrays = [c(a, dtype=xp.int64) for a in (p.state, p.sample, p.h, p.w, p.start)]
+            if hashes is not None:
+                arrays.append(c(hashes[j], dtype=xp.uint64))
+            keep += arrays
+            rows.append([data_address(a) for a in arrays] + [0] * (hashes is None)
+                        + [p.count, state_offsets[j], cell_offsets[j]])
+        m = sum(r[6] for r in rows)
+        table, staged = to_device_async(xp, np.array(rows, dtype=np.int64))
+        keep += [table, staged]
         grid, block = thread_launch(m)
-        _kernel("merge_items")(grid, block, (*(o[at:at + m] for o in out),
-                                             null if out_hash is None else out_hash[at:at + m], *args))
+        _kernel("merge_items")(grid, block, (table, np.int32(len(rows)), np.int64(m), *(o[at:at + m] for o in out),
+                                             np.uint64(0) if out_hash is None else out_hash[at:at + m]))
         at += m
+    return keep
 
 
 CROP_ROWS = 64  # buckets' results per launch of crop_sides (rows of its table in shared memory)
