@@ -34,11 +34,8 @@ class Leaderboards:
     """One board per task (``boards[t]``: :class:`Candidate` s, best first) and the rank a new
     candidate must beat to enter a full board (``threshold``; -1 while a board has room)."""
 
-    def __init__(self, num_tasks: int, size: int = LEADERBOARD_SIZE, window: int | None = None):
+    def __init__(self, num_tasks: int, size: int = LEADERBOARD_SIZE):
         self.size = size
-        # Offers are merged from each task's best ``window`` entries by rank when those hold
-        # ``size`` distinct keys (see offer).
-        self.window = max(size, 4 * size if window is None else window)
         self.boards: list[list[Candidate]] = [[] for _ in range(num_tasks)]
         self.threshold = np.full(num_tasks, -1.0)
         self.threshold_changes = 0  # how many times ``threshold`` changed (to refresh copies of it)
@@ -67,12 +64,24 @@ class Leaderboards:
         k = np.concatenate([self._key[touched][on_board], keys])
         src = np.concatenate([np.full(int(on_board.sum()), -1, dtype=np.int64), np.arange(n)])
         # Stable sorts key by key (np.lexsort took 2-3 times as long): by rank, highest first,
-        # then age, oldest first.
+        # then age, oldest first; that order grouped by (task, key), each group's first its best.
         by_rank = np.argsort(g, kind="stable")
         by_rank = by_rank[np.argsort(-r[by_rank], kind="stable")]
         # Tasks as 16-bit values where they fit: NumPy's stable sort of those is a radix sort.
         t_sort = t.astype(np.uint16) if len(self.boards) <= 1 << 16 else t
-        order = self._board_rows(by_rank, t, k, t_sort)
+        order = by_rank[np.argsort(k[by_rank], kind="stable")]
+        order = order[np.argsort(t_sort[order], kind="stable")]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (t[order][1:] != t[order][:-1]) | (k[order][1:] != k[order][:-1])
+        best = np.zeros(len(order), dtype=bool)
+        best[order[first]] = True
+        # The best ``size`` of those per task, in board order.
+        order = by_rank[best[by_rank]]
+        order = order[np.argsort(t_sort[order], kind="stable")]
+        tt = t[order]
+        starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
+        pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        order = order[pos < self.size]
         entered = src[order] >= 0
         if not entered.any():
             return []
@@ -103,47 +112,3 @@ class Leaderboards:
         self.threshold[tt[lo_c[full]][moved]] = last[moved]
         self.threshold_changes += int(moved.sum())
         return made
-
-    def _board_rows(self, by_rank: np.ndarray, t: np.ndarray, k: np.ndarray, t_sort: np.ndarray) -> np.ndarray:
-        """The entries (``by_rank``: all of them, best first) that make up the boards: each
-        (task, key)'s best, then each task's best ``size`` of those; in board order (by task, then
-        rank).
-
-        Only each task's best ``window`` entries are sorted by key, where those hold ``size``
-        distinct keys: a key's best entry comes before its others, so the first ``size`` distinct
-        keys in rank order all lie within the window then (the first level offers each task about
-        eighty entries, of which six are kept). A task with fewer distinct keys there and more
-        entries behind them is merged from all of its entries."""
-        by_task = by_rank[np.argsort(t_sort[by_rank], kind="stable")]  # by task, then rank
-        tt = t[by_task]
-        starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
-        lens = np.diff(np.r_[starts, len(by_task)])
-        if not (lens > self.window).any():
-            return self._distinct_rows(by_task, t, k, t_sort)[0]
-        pos = np.arange(len(by_task)) - np.repeat(starts, lens)
-        rows, distinct = self._distinct_rows(by_task[pos < self.window], t, k, t_sort)
-        run_task = tt[starts]
-        short = run_task[(lens > self.window) & (distinct[run_task] < self.size)]
-        if not len(short):
-            return rows
-        more, _ = self._distinct_rows(by_task[np.isin(tt, short)], t, k, t_sort)
-        rows = np.concatenate([rows[~np.isin(t[rows], short)], more])
-        return rows[np.argsort(t_sort[rows], kind="stable")]
-
-    def _distinct_rows(self, idx: np.ndarray, t: np.ndarray, k: np.ndarray, t_sort: np.ndarray):
-        """Of the entries ``idx`` (in rank order within each task), each (task, key)'s first, then
-        each task's first ``size`` of those, in board order; and how many distinct keys each task
-        (board) had among them."""
-        order = idx[np.argsort(k[idx], kind="stable")]
-        order = order[np.argsort(t_sort[order], kind="stable")]
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = (t[order][1:] != t[order][:-1]) | (k[order][1:] != k[order][:-1])
-        distinct = np.bincount(t[order[first]], minlength=len(self.boards))
-        best = np.zeros(len(t), dtype=bool)
-        best[order[first]] = True
-        order = idx[best[idx]]
-        order = order[np.argsort(t_sort[order], kind="stable")]
-        tt = t[order]
-        starts = np.r_[0, np.nonzero(tt[1:] != tt[:-1])[0] + 1]
-        pos = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-        return order[pos < self.size], distinct

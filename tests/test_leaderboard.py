@@ -1,6 +1,5 @@
 """Leaderboards merged by sorting give what inserting candidates one by one gives."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,13 +35,10 @@ batch = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.25, 0.5, 0
                  max_size=25)
 
 
-@pytest.mark.parametrize("window", [None, SIZE])
 @settings(max_examples=300, deadline=None)
-@given(batches=st.lists(batch, min_size=1, max_size=6), rnd=st.randoms())
-def test_offer_matches_one_by_one(window, batches, rnd):
-    """Also with each task's window of entries merged first as small as a board (a task whose
-    window lacks ``size`` distinct keys is merged from all of its entries)."""
-    boards = Leaderboards(4, size=SIZE, window=window)
+@given(st.lists(batch, min_size=1, max_size=6), st.randoms())
+def test_offer_matches_one_by_one(batches, rnd):
+    boards = Leaderboards(4, size=SIZE)
     reference = [[] for _ in range(4)]
     gid = 0
     for cands in batches:
