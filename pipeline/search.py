@@ -367,14 +367,9 @@ class Search:
                 self._enqueue(output)
 
     def _finish_absorbing(self) -> None:
-        """Run the second half of the absorb left unfinished (see :meth:`_absorb_started`), if any,
-        after the board update put off before it (whose thresholds pick its offers). Both run once
-        the next transform's kernels are queued: the device works on them meanwhile (the update
-        ran between the merge's few kernels and the absorb's first ones, and the device idled
-        through most of it)."""
+        """Run the second half of the absorb left unfinished (see :meth:`_absorb_started`), if any."""
         finish, self._absorbing = self._absorbing, None
         if finish is not None:
-            self._run_deferred()
             finish()
 
     def _apply_elementwise_run(self, block, run) -> list:
@@ -865,17 +860,10 @@ class Search:
             half = len(outputs) // 2
             return (self._absorb(outputs[:half], level, keep, kept_per_task)
                     + self._absorb(outputs[half:], level, keep, kept_per_task))
-        if not self._absorb_starts(merged[3]):
-            # The previous absorb's boards (their thresholds pick this one's offers), worked on the
-            # host while the device merges and keys these states: run before them, the device idled.
-            self._run_deferred()
-        # else they are worked once this absorb's first kernels and the next transform's are
-        # queued too, before its second half picks its offers (see _finish_absorbing).
+        # The previous absorb's boards (their thresholds pick this one's offers), worked on the host
+        # while the device merges and keys these states: run before them, the device idled.
+        self._run_deferred()
         return self._absorb_merged(*merged, *keys, level, keep, kept_per_task)
-
-    def _absorb_starts(self, merged: MergedStates) -> bool:
-        """Whether an absorb of ``merged`` runs in two halves (:meth:`_absorb_started`)."""
-        return DEFER_ABSORBS and kernels.enabled(self.xp) and merged.transforms is not None
 
     def _state_keys(self, block: Block, out: Items, hv):
         """Per state of ``block``: the key of its test outputs (the sum of its test items' hashes,
@@ -905,7 +893,7 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
-        if self._absorb_starts(merged):
+        if DEFER_ABSORBS and kernels.enabled(xp) and merged.transforms is not None:
             # Its next blocks, if any, go to the level's block builder when it finishes.
             self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level, keep,
                                                    kept_per_task)
