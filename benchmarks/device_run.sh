@@ -56,7 +56,7 @@
 #            block sizes of cells, twice alternating: wall, level times, the pool's memory
 #   absorbw3 depth 3 unsynchronised (wall only, second of two runs in a process) with new grids
 #            scored together up to 4, 8 and 16 block sizes of cells
-#   abab3w   depth 3 unsynchronised, three runs in a process (the first compiles and loads kernels),
+#   abab3w   depth 3 unsynchronised, three runs in a process after its warm-up (the first: a fresh process's),
 #            with the tree in .old and this one, twice alternating: wall and level times
 #   abab2w   abab3w at depth 2;  abab4w: at depth 4
 #   abab3l4  depth 3 with CuPy's pool capped at 22 GiB (an L4's usable memory), .old and this tree
@@ -78,7 +78,7 @@
 #            and only the second run captured: per transform and stage, its host time, kernel
 #            launches, their device time and its synchronisations
 #   nsysr2   nsysr3 at depth 2
-#   nsysf2   nsysr2 capturing a fresh process's warm-up and first search (its start-up costs)
+#   nsysf2   nsysr2 capturing a fresh process's first search, after its warm-up (its start-up costs)
 #   newk2    two fresh depth-2 searches with CuPy's kernel sources kept: what each compiled anew
 #   cpu      validation throughput by workers, 8 concurrent instances (CPU only)
 set -uo pipefail
@@ -220,7 +220,7 @@ for step in "$@"; do
            timeout 200 $H/target-linux-x64/nsys export --type sqlite -o /tmp/d3.sqlite /tmp/d3.nsys-rep 2>&1 | tail -2
            timeout 100 python3 benchmarks/nsys_gaps.py /tmp/d3.sqlite --from-fraction 0.55 | tee "$out/nsys3.txt" ;;
     nsysr3|nsysr2|nsysr4|nsysf2) H=/opt/nvidia/nsight-compute/2025.3.1/host; d=${step:5:1}; r=/tmp/${step:4:1}$d
-            n=2; [ "${step:4:1}" = f ] && n=1  # nsysf: a fresh process's warm-up and first search
+            n=2; [ "${step:4:1}" = f ] && n=1  # nsysf: a fresh process's first search (after its warm-up)
             rm -f $r.*
             timeout 200 $H/target-linux-x64/nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o $r python3 benchmarks/profile_search.py --gpu --nvtx --depth $d --repeat $n --top 0 2>&1 | grep -E "^400 tasks|rror"
             [ -f $r.nsys-rep ] || LD_LIBRARY_PATH=$H/linux-desktop-glibc_2_11_3-x64:$PWD/.libs timeout 200 $H/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i $r.qdstrm 2>&1 | grep -v Processing | tail -3
