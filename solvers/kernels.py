@@ -831,7 +831,6 @@ extern "C" __global__ void copy_hash_rows(const unsigned char* src, const long l
 // (where its cells begin among the joined cells); with o_hash (not null), the items' hashes too.
 // A thread per item; the rows sit in shared memory.
 #define MERGE_ROW 9
-#define MERGE_PARTS 32
 extern "C" __global__ void merge_items(const long long* table, int parts, long long total, long long* o_state,
                                        long long* o_sample, long long* o_h, long long* o_w, long long* o_start,
                                        unsigned long long* o_hash) {
@@ -858,7 +857,6 @@ extern "C" __global__ void merge_items(const long long* table, int parts, long l
 // otherwise), and where its padded result begins, as an address (base + i * cells), with the
 // result's row pitch. A thread per entry; the rows (at most CROP_ROWS) sit in shared memory.
 #define CROP_ROW 11
-#define CROP_ROWS 64
 extern "C" __global__ void crop_sides(const long long* table, int rows, long long total, bool* ok, long long* oh,
                                       long long* ow, long long* size, unsigned long long* addr, long long* opitch) {
     __shared__ long long t[CROP_ROWS * CROP_ROW];
@@ -1163,10 +1161,14 @@ HASH_LANES = 8
 
 def source() -> str:
     """The CUDA source of this module's kernels, as it is compiled."""
-    return f"#define HASH_LANES {HASH_LANES}\n" + _SPLITMIX + _SOURCE
+    return (f"#define HASH_LANES {HASH_LANES}\n#define MERGE_PARTS {MERGE_PARTS}\n#define CROP_ROWS {CROP_ROWS}\n"
+            + _SPLITMIX + _SOURCE)
 
 
-MERGE_PARTS = 32  # parts of concat_items joined per launch of merge_items (as in its source)
+# Parts of concat_items joined per launch of merge_items, and buckets' results per launch of
+# crop_sides: the most rows of their tables, which the kernels keep in shared memory.
+MERGE_PARTS = 32
+CROP_ROWS = 64
 
 
 def enabled(xp) -> bool:
@@ -1532,9 +1534,6 @@ def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: t
                                              np.uint64(0) if out_hash is None else out_hash[at:at + m]))
         at += m
     return keep
-
-
-CROP_ROWS = 64  # buckets' results per launch of crop_sides (rows of its table in shared memory)
 
 
 def crop_sides(xp, entries: list, out: tuple) -> list:
