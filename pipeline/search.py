@@ -284,12 +284,8 @@ class Search:
                 grids = items.take(firsts, grouped=True)
                 grids.state = xp.arange(m, dtype=xp.int64)
                 of_item = (kernels.cumsum(xp, is_first) - 1)[first]
-                multiplicity = None
-                if kernels.enabled(xp):  # counted with no wait (CuPy's bincount waits for the max)
-                    multiplicity = xp.zeros(m, dtype=xp.int64)
-                    kernels.count_keys_into(xp, of_item, multiplicity)
                 view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state), of_item,
-                                      multiplicity)
+                                      xp.bincount(of_item, minlength=m) if kernels.enabled(xp) else None)
         except Exception as exc:  # no room for the view: the block's every grid, as without it
             if not is_out_of_memory(exc):
                 raise
@@ -1520,12 +1516,7 @@ def _merge_outputs(xp, outputs: list):
     if len(outputs) == 1:
         o = outputs[0]
         return o.block, o.items, o.hashes, merged
-    tasks = [o.block.task for o in outputs]
-    if all(t is tasks[0] for t in tasks):  # outputs of one block (the usual case): one copy, not one per output
-        task = xp.tile(tasks[0], len(tasks))
-    else:
-        task = xp.concatenate(tasks)
-    block = Block(None, task, None)
+    block = Block(None, xp.concatenate([o.block.task for o in outputs]), None)
     items, hashes = concat_hashed_items(xp, [o.items for o in outputs], [o.hashes for o in outputs],
                                         merged.offsets[:-1].tolist())
     return block, items, hashes, merged
