@@ -1192,15 +1192,20 @@ class Search:
         gids, tasks = new.gids(pick, idx), new.merged.tasks(idx)
         trs = new.merged.transform(idx)
         trs = np.zeros(len(idx), dtype=np.int64) if trs is None else trs
-        # Only the best few of each task and transform are offered.
-        order = offer_order(tasks, trs, rank_h, gids)
-        run_task, run_tr = tasks[order], trs[order]
-        first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
-        pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
-        top = order[pos < LEADERBOARD_SIZE]
-        idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
-        solved_h, exact_h, score_h, cm_h, tkey_h = solved_h[top], exact_h[top], score_h[top], cm_h[top], tkey_h[top]
-        maps_h = maps_h[top] if maps_h is not None else None
+        # Only the best few of each task and transform are offered: all of them where no task and
+        # transform has more (the first level's: one state each; the boards take offers in any
+        # order, so the sort is saved).
+        group = tasks.astype(np.int64) * (int(trs.max()) + 1 if len(trs) else 1) + trs
+        if len(group) and int(np.bincount(group).max()) > LEADERBOARD_SIZE:
+            order = offer_order(tasks, trs, rank_h, gids)
+            run_task, run_tr = tasks[order], trs[order]
+            first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
+            pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+            top = order[pos < LEADERBOARD_SIZE]
+            idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
+            solved_h, exact_h, score_h, cm_h, tkey_h = (solved_h[top], exact_h[top], score_h[top], cm_h[top],
+                                                        tkey_h[top])
+            maps_h = maps_h[top] if maps_h is not None else None
         # A learnt colour table changes the test outputs: it joins their key. (Python's hash of a
         # tuple; only those rows are worked in Python, the others keep their key as it is.)
         keys_u64 = tkey_h.astype(np.uint64, copy=True)
