@@ -467,30 +467,28 @@ class Search:
         ``holds``, if any: arrays to keep alive until it runs); with ``defer`` that comes as a
         :class:`_Waiting`, finished while the next transform's kernels run. On device
         out-of-memory, in either part, the run's transforms are applied one by one."""
-        t0 = self._now()
         self.stats.grid_transforms_computed += block.items.count * len(run)
+        finish = self._or_alone(block, run, launch)
+        if not callable(finish):
+            return finish
+
+        def outputs() -> list:
+            return self._or_alone(block, run, finish)
+
+        return _Waiting(outputs, getattr(finish, "holds", ())) if defer else outputs()
+
+    def _or_alone(self, block, run, step):
+        """``step()``, timed as applying; on device out-of-memory the outputs of the run's
+        transforms applied one by one instead."""
+        t0 = self._now()
         try:
-            finish = launch()
+            made = step()
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
             return self._run_alone(block, run)
         self.stats.add_time("search.apply", self._now() - t0)
-        if not callable(finish):
-            return finish
-
-        def outputs() -> list:
-            t1 = self._now()
-            try:
-                made = finish()
-            except Exception as exc:
-                if not is_out_of_memory(exc):
-                    raise
-                return self._run_alone(block, run)
-            self.stats.add_time("search.apply", self._now() - t1)
-            return made
-
-        return _Waiting(outputs, getattr(finish, "holds", ())) if defer else outputs()
+        return made
 
     def _rigid_maps(self, block, run, table) -> list:
         xp, items = self.xp, block.items
