@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import multiprocessing
 import time
 from dataclasses import dataclass, field
@@ -43,10 +44,6 @@ class EngineResult:
     stage_seconds: dict = field(default_factory=dict)
     shard_seconds: list = field(default_factory=list)
     task_seconds: dict = field(default_factory=dict)
-
-
-def _plain_grid(g) -> list:
-    return np.asarray(g).tolist()  # Python ints (the grids are uint8 host arrays)
 
 
 def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
@@ -134,14 +131,16 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
                        candidates=stats.candidates, truncated=stats.truncated,
                        levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
     paths = iter(search.table.paths([cand.gid for board in search.boards[:len(tasks)] for cand in board]))
+    named = [(tr.name, tr.args) for tr in search.transforms]
     for t, task in enumerate(tasks):
         found = []
         for cand in search.boards[t]:
-            steps = [(search.transforms[i].name, search.transforms[i].args) for i in next(paths)]
+            steps = [named[i] for i in next(paths)]
             if cand.mapping is not None:
                 steps.append(("colormap", (dict(cand.mapping),)))
+            # The test outputs stay arrays (see FoundProgram): the few that are used become lists.
             found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
-                                      tuple(_plain_grid(g) for g in cand.test_outputs)))
+                                      tuple(cand.test_outputs)))
         res.programs[task.id] = found
     elapsed = time.perf_counter() - start
     res.stage_seconds["search.problem"] = prepared - start  # the tasks' arrays, on the device
@@ -161,7 +160,7 @@ def task_cost(task) -> float:
     (level-3 work of a depth-3 search, as cells + 100..300 per grid): splitting by this estimate
     left shards within 0.4-0.5% of each other for 2 shards and 6-8% for 4, against 2.7-3.7% and
     11-13% when splitting by cells."""
-    return float(sum(np.sqrt(g.size) for g in task.train_inputs + task.test_inputs))
+    return float(sum(math.sqrt(g.size) for g in task.train_inputs + task.test_inputs))
 
 
 def split_tasks(tasks, shards: int) -> list[list]:

@@ -3,16 +3,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from pipeline.inline import chain_source
 
 
-@dataclass(frozen=True)
+def plain_grid(grid) -> list:
+    """A grid as a list of rows of Python ints (from a 2-D NumPy array or any nested sequence)."""
+    if isinstance(grid, np.ndarray):
+        return grid.tolist()
+    return [[int(v) for v in row] for row in grid]
+
+
+@dataclass(frozen=True, eq=False)
 class FoundProgram:
     """A ranked program for one task and its batched-evaluation predictions for the test inputs.
 
     ``steps`` is the chain of ``(primitive name, args)``; a learned colour table, if any, is the
     last step (``colormap``). ``rank`` orders programs: solved ones (every train pair fitted)
     above 50, shorter first; others by partial credit (exact pairs + cell accuracy, at most 2).
+    ``test_outputs`` holds one grid per test input: a 2-D uint8 NumPy array as the search made it,
+    or a list of rows (:func:`plain_grid` gives that form). The search leaves them arrays: a
+    depth-2 search's thousands of candidates took 10-15 ms to become lists, and only the few that
+    become attempts or are checked against their validation ever need to.
     """
 
     steps: tuple
@@ -20,7 +33,18 @@ class FoundProgram:
     solved: bool
     train_exact: int
     score: float
-    test_outputs: tuple  # one grid (list of lists) per test input
+    test_outputs: tuple  # one grid per test input (see above)
+
+    def __eq__(self, other) -> bool:
+        """Equal fields, the test outputs compared as grids (an array equals the same rows as lists)."""
+        if not isinstance(other, FoundProgram):
+            return NotImplemented
+        return ((self.steps, self.rank, self.solved, self.train_exact, self.score)
+                == (other.steps, other.rank, other.solved, other.train_exact, other.score)
+                and len(self.test_outputs) == len(other.test_outputs)
+                and all(plain_grid(a) == plain_grid(b) for a, b in zip(self.test_outputs, other.test_outputs)))
+
+    __hash__ = None  # mutable-looking contents (arrays): not a dict key
 
     @property
     def size(self) -> int:
@@ -34,7 +58,7 @@ class FoundProgram:
     def to_dict(self) -> dict:
         """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
         return {"steps": [[n, _plain(a)] for n, a in self.steps], "rank": self.rank, "solved": self.solved,
-                "train_exact": self.train_exact, "score": self.score, "test_outputs": list(self.test_outputs)}
+                "train_exact": self.train_exact, "score": self.score, "test_outputs": [plain_grid(g) for g in self.test_outputs]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FoundProgram":

@@ -48,8 +48,12 @@ DEFER_BOARDS = True
 # a level that keeps states the next blocks) only once the next transform's first kernels are
 # queued (tests compare both).
 DEFER_ABSORBS = True
-# Board records a GPU's picks get room for at least (56 bytes each, copied back every absorb).
+# Board records a GPU's picks get room for at least (64 bytes each, copied back every absorb).
 PICK_ROOM = 2048
+# An absorb of at most this many new states gives its picks room for all of them (4 MiB at most):
+# the first level's boards have room for every new state, and tens of thousands that overflow the
+# learnt room cost a second packing and a copy that waits for the device.
+PICK_ROOM_ALL = 1 << 16
 # A block of at least this many grids applies each transform to its distinct grids only, when at
 # least DISTINCT_MIN_REPEATS of its grids repeat another (results do not depend on it; see
 # _distinct_grids). Measured on ARC-1 train: 42% of the grids entering level 3 repeat one in the
@@ -1141,7 +1145,9 @@ class Search:
             picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, self._device_thresholds(),
                                       scored.rank, scored.solved, scored.cm_ok, scored.n_exact, scored.score,
                                       scored.test_key, scored.mapping)
-            rows = _PickedRows(self, HostCopy(picks(self._pick_room)), picks)
+            n_new = int(new.dev.shape[0])
+            room = max(self._pick_room, n_new) if n_new <= PICK_ROOM_ALL else self._pick_room
+            rows = _PickedRows(self, HostCopy(picks(room)), picks)
             offer = functools.partial(self._offer_picks, block, parts, new, rows, scored.mapping is not None)
 
             def solved_tasks():

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.inline import InlineError, inline
+from pipeline.program import plain_grid
 from pipeline.select import choose_attempts
 from pipeline.store import StoredSolver
 from pipeline.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
@@ -115,7 +116,7 @@ class SolverPipeline:
                 if not res.ok:
                     self.counts.failed[res.status] += 1
                     continue
-                if [list(map(list, g)) for g in res.test_outputs] != [list(map(list, g)) for g in prog.test_outputs]:
+                if [plain_grid(g) for g in res.test_outputs] != [plain_grid(g) for g in prog.test_outputs]:
                     self.counts.failed["disagrees with search"] += 1
                     continue
                 self.counts.ok += 1

@@ -8,6 +8,7 @@ import pytest
 from cache import open_cache
 from pipeline.program import FoundProgram
 from pipeline.runner import StageTimer
+from pipeline.select import choose_attempts
 from pipeline.solve import SolverPipeline
 from pipeline.store import SolverStore
 from pipeline.tasks import Task
@@ -31,14 +32,17 @@ def _found(steps, outputs, rank=99.0, solved=True):
     return FoundProgram(tuple(steps), rank, solved, 2 if solved else 0, 2.0, tuple(outputs))
 
 
-def test_disagreeing_solver_is_dropped_and_counted(tmp_path, pool):
+@pytest.mark.parametrize("arrays", [False, True], ids=["lists", "arrays"])
+def test_disagreeing_solver_is_dropped_and_counted(tmp_path, pool, arrays):
     task = _task()
     right = dsl.rot90(task.test_inputs[0]).tolist()
     wrong = np.zeros_like(task.test_inputs[0]).tolist()
+    # The search gives its predictions as uint8 arrays; a cache as lists: both work alike.
+    as_given = (lambda g: np.array(g, dtype=np.uint8)) if arrays else (lambda g: g)
     programs = {task.id: [
-        _found([("rot90", ())], [wrong]),            # the search claims a wrong prediction
-        _found([("rot270", ()), ("rot180", ())], [right], rank=98.0),
-        _found([("flip_lr", ())], [wrong], rank=1.0, solved=False),
+        _found([("rot90", ())], [as_given(wrong)]),            # the search claims a wrong prediction
+        _found([("rot270", ()), ("rot180", ())], [as_given(right)], rank=98.0),
+        _found([("flip_lr", ())], [as_given(wrong)], rank=1.0, solved=False),
     ]}
     cache = open_cache(f"disk:{tmp_path / 'c'}", "test")
     stage = SolverPipeline(cache, pool, SolverStore(cache), StageTimer())
@@ -50,8 +54,30 @@ def test_disagreeing_solver_is_dropped_and_counted(tmp_path, pool):
     assert rec["status"] == "solved" and "rot270" in rec["program"]
     assert rec["attempts"][0]["attempt_1"] == right
     assert rec["attempts"][0]["attempt_2"] == wrong  # then the best partial program
+    assert type(rec["attempts"][0]["attempt_2"][0][0]) is int  # plain data for the JSON
     # A second pass is served from the cache (inline and validation) and stores nothing twice.
     again = SolverPipeline(cache, pool, SolverStore(cache), StageTimer()).finish([task], programs, {})
     assert again[task.id] == rec
     assert len(SolverStore(cache).get(task.digest())) == 1
     cache.close()
+
+
+def test_found_program_compares_and_serialises_array_outputs_as_grids():
+    grid = [[1, 2, 3], [4, 5, 6]]
+    arr = _found([("rot90", ())], [np.array(grid, dtype=np.uint8)])
+    assert arr == _found([("rot90", ())], [grid])
+    assert arr != _found([("rot90", ())], [[[1, 2, 3], [4, 5, 7]]])
+    assert arr != _found([("rot90", ())], [np.array(grid, dtype=np.uint8).T])  # same cells, other shape
+    assert arr != _found([("rot180", ())], [grid])
+    plain = arr.to_dict()
+    assert plain["test_outputs"] == [grid] and type(plain["test_outputs"][0][0][0]) is int
+    assert FoundProgram.from_dict(plain) == arr
+
+
+def test_attempts_from_array_predictions_equal_those_from_lists():
+    a, b = [[1, 2], [3, 4]], [[0]]
+    ranked = [[a], [a], [b]]
+    as_arrays = [[np.array(g, dtype=np.uint8) for g in outputs] for outputs in ranked]
+    chosen = choose_attempts(as_arrays, [[[5]]])
+    assert chosen == choose_attempts(ranked, [[[5]]]) == [{"attempt_1": a, "attempt_2": b}]
+    assert type(chosen[0]["attempt_1"][0][0]) is int
