@@ -13,6 +13,9 @@ from typing import Callable
 
 import numpy as np
 
+from solvers import kernels
+from solvers.xp import stable_argsort
+
 LEADERBOARD_SIZE = 6
 
 
@@ -112,3 +115,61 @@ class Leaderboards:
         self.threshold[tt[lo_c[full]][moved]] = last[moved]
         self.threshold_changes += int(moved.sum())
         return made
+
+
+def offers_that_may_enter(xp, tasks, groups, ranks, keys, exempt, num_tasks: int, size: int = LEADERBOARD_SIZE):
+    """Which offers (arrays on ``xp``'s device, one entry per offer, in order of their ids) can
+    change the boards, worked out where they lie: a bool per offer.
+
+    The boards take, of each offer ``group`` (a task and transform), its ``size`` best by rank,
+    ties to the older (see ``search._offer``); of those, per task, the best offer of each test-output
+    ``key`` and of those the ``size`` best. An offer outside that cannot enter, whatever its task's
+    board holds: ``size`` offers with other keys rank above it, or one with its key does. So
+    offering only the others leaves the boards as offering all would, and the host sorts and merges
+    hundreds instead of tens of thousands (a GPU's first level offers every state it makes).
+    ``exempt`` (a bool per offer) marks offers whose task's keys are not known here (a learnt colour
+    table changes them): every offer of such a task that passes the group step stays. ``tasks`` are
+    below ``num_tasks``. No step waits for the device."""
+    n = int(tasks.shape[0])
+    if n == 0:
+        return xp.zeros(0, dtype=bool)
+    at = xp.arange(n, dtype=xp.int64)
+    tasks = tasks.astype(xp.int64, copy=False)
+    by_rank = stable_argsort(xp, -ranks)  # best first, ties in id order
+    in_group = _place_in_runs(xp, at, by_rank, groups)
+    passed = in_group < size
+    exempt_task = xp.zeros(num_tasks + 1, dtype=bool)
+    exempt_task[xp.where(passed & exempt, tasks, num_tasks)] = True  # (the spare slot: not exempt)
+    exempt = exempt_task[tasks]
+    keyed = passed & ~exempt
+    # The best offer of each task and key: first of its (task, key) run, best first within runs.
+    keyed_tasks = xp.where(keyed, tasks, -1)
+    order = by_rank[stable_argsort(xp, keys[by_rank])]
+    order = order[stable_argsort(xp, keyed_tasks[order])]
+    t, k = keyed_tasks[order], keys[order]
+    first = xp.ones(n, dtype=bool)
+    first[1:] = (t[1:] != t[:-1]) | (k[1:] != k[:-1])
+    best = xp.zeros(n, dtype=bool)
+    best[order] = first
+    best &= keyed
+    in_task = _place_in_runs(xp, at, by_rank, xp.where(best, tasks, -1))
+    return (passed & exempt) | (best & (in_task < size))
+
+
+_NO_PLACE = np.iinfo(np.int64).max  # the place of an entry in no group
+
+
+def _place_in_runs(xp, at, by_rank, groups):
+    """Each entry's place (0 first) among the entries of its group (``groups``; -1: none, placed
+    past every size) in ``by_rank`` order. No step waits for the device."""
+    n = int(at.shape[0])
+    order = by_rank[stable_argsort(xp, groups[by_rank])]
+    g = groups[order]
+    start = xp.ones(n, dtype=bool)
+    start[1:] = g[1:] != g[:-1]
+    run = kernels.cumsum(xp, start) - 1
+    begin = xp.empty(n + 1, dtype=xp.int64)
+    begin[xp.where(start, run, n)] = at  # each run's first position (the rest land in the spare slot)
+    place = xp.empty(n, dtype=xp.int64)
+    place[order] = xp.where(g >= 0, at - begin[run], _NO_PLACE)
+    return place

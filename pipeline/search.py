@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pipeline.keyset import first_positions, key_set
-from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards
+from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards, offers_that_may_enter
 from pipeline.problem import (Block, Items, Problem, allocation_id, concat_hashed_items, concat_items, follows,
                               sort_by_shape, stable_group)
 from pipeline.state_table import MergedStates, StateTable
@@ -24,7 +24,7 @@ from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
-from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_host, to_host_all
+from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_device_async, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -50,6 +50,13 @@ DEFER_BOARDS = True
 DEFER_ABSORBS = True
 # Board records a GPU's picks get room for at least (64 bytes each, copied back every absorb).
 PICK_ROOM = 2048
+# On a GPU, of an absorb of at most SELECT_OFFERS_MAX_NEW new states, only the offers that can
+# change the boards cross to the host (see leaderboard.offers_that_may_enter; tests compare both):
+# the first level's absorb offers every state it makes, tens of thousands, which the host took
+# about 15 ms to sort and merge. A larger absorb's thresholds already stop most of its states, and
+# sorting millions on the device cost more than it saved (depth 3 +11%, session 21).
+SELECT_OFFERS_ON_DEVICE = True
+SELECT_OFFERS_MAX_NEW = 1 << 17
 # An absorb of at most this many new states gives its picks room for all of them (4 MiB at most):
 # the first level's boards have room for every new state, and tens of thousands that overflow the
 # learnt room cost a second packing and a copy that waits for the device.
@@ -1142,12 +1149,14 @@ class Search:
         # that do cross to the host, with what the boards need of them, in one copy.
         if kernels.enabled(xp):
             # Found and packed on the device, copied back while it goes on: nothing here waits.
-            picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, self._device_thresholds(),
+            threshold = self._device_thresholds()
+            keep, holds = self._offers_that_may_enter(block, new, scored, threshold)
+            picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, threshold,
                                       scored.rank, scored.solved, scored.cm_ok, scored.n_exact, scored.score,
-                                      scored.test_key, scored.mapping)
+                                      scored.test_key, scored.mapping, keep=keep)
             n_new = int(new.dev.shape[0])
             room = max(self._pick_room, n_new) if n_new <= PICK_ROOM_ALL else self._pick_room
-            rows = _PickedRows(self, HostCopy(picks(room)), picks)
+            rows = _PickedRows(self, HostCopy(picks(room)), picks, holds)
             offer = functools.partial(self._offer_picks, block, parts, new, rows, scored.mapping is not None)
 
             def solved_tasks():
@@ -1177,6 +1186,27 @@ class Search:
         else:
             offer()
 
+    def _offers_that_may_enter(self, block, new: "_NewStates", scored: "_Scores", threshold):
+        """``(keep, holds)``: a bool per new state on the device, whether it is an offer that can
+        change the boards (``leaderboard.offers_that_may_enter``; offers are the new states that beat
+        their task's ``threshold``), and host memory to keep until the device has read it; ``keep``
+        None where every offer crosses (the task inputs, a large absorb, or with
+        SELECT_OFFERS_ON_DEVICE off)."""
+        merged, xp = new.merged, self.xp
+        pos = new.dev
+        if (not SELECT_OFFERS_ON_DEVICE or new.first_gid is None or merged.transforms is None
+                or int(pos.shape[0]) > SELECT_OFFERS_MAX_NEW):
+            return None, None
+        k = len(merged.transforms)
+        table, holds = to_device_async(xp, np.concatenate([merged.offsets, merged.transforms]).astype(np.int64))
+        # A merged state's transform: that of the output whose run of positions holds it.
+        trs = table[k + 1:][xp.searchsorted(table[:k + 1], pos, side="right") - 1]
+        tasks, ranks = block.task[pos], scored.rank[pos]
+        groups = xp.where(ranks > threshold[tasks], tasks * (len(self.transforms) + 1) + trs, -1)
+        keep = offers_that_may_enter(xp, tasks, groups, ranks, scored.test_key[pos], scored.cm_ok[pos],
+                                     len(self.p.tasks), LEADERBOARD_SIZE)
+        return keep, holds
+
     def _offer_picks(self, block, parts, new: "_NewStates", picked: "_PickedRows", mapped: bool) -> None:
         """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``picked``)."""
         rows = picked.get()
@@ -1199,13 +1229,8 @@ class Search:
         # Only the best few of each task and transform are offered: all of them where no task and
         # transform has more (the first level's: one state each; the boards take offers in any
         # order, so the sort is saved).
-        group = tasks.astype(np.int64) * (int(trs.max()) + 1 if len(trs) else 1) + trs
-        if len(group) and int(np.bincount(group).max()) > LEADERBOARD_SIZE:
-            order = offer_order(tasks, trs, rank_h, gids)
-            run_task, run_tr = tasks[order], trs[order]
-            first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
-            pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
-            top = order[pos < LEADERBOARD_SIZE]
+        top = best_of_groups(tasks, trs, rank_h, gids, LEADERBOARD_SIZE)
+        if top is not None:
             idx, gids, tasks, rank_h = idx[top], gids[top], tasks[top], rank_h[top]
             solved_h, exact_h, score_h, cm_h, tkey_h = (solved_h[top], exact_h[top], score_h[top], cm_h[top],
                                                         tkey_h[top])
@@ -1413,8 +1438,9 @@ class _PickedRows:
     ``copy``, their buffer on its way to the host; ``picks(room)`` packs them again with room for
     more, when they did not all fit (the search's room then grows for the next ones)."""
 
-    def __init__(self, search: "Search", copy: HostCopy, picks):
+    def __init__(self, search: "Search", copy: HostCopy, picks, holds=None):
         self.search, self.copy, self.picks, self.rows = search, copy, picks, None
+        self.holds = holds  # host memory the picks' kernels read, kept until the records are read
 
     def get(self) -> dict:
         """The records, all of them: an array per field of ``kernels.BOARD_ROW``, by pick."""
@@ -1425,7 +1451,7 @@ class _PickedRows:
             # Room for twice the last count: a copy barely larger than needed, a second pass rare.
             self.search._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
             self.rows = rows
-            self.copy = self.picks = None
+            self.copy = self.picks = self.holds = None
         return self.rows
 
 
@@ -1594,6 +1620,20 @@ def _task_ranks(xp, tasks, n_tasks: int):
     rank = xp.empty(n, dtype=xp.int64)
     rank[order] = xp.arange(n, dtype=xp.int64) - begins[tasks[order]]
     return rank
+
+
+def best_of_groups(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.ndarray, size: int):
+    """The offers that the boards are offered (host arrays, one entry per offer): of each task and
+    transform, the ``size`` best by ``rank``, ties to the smaller id, as positions in
+    :func:`offer_order`; None where no task and transform has more than ``size`` (all are)."""
+    group = tasks.astype(np.int64) * (int(trs.max()) + 1 if len(trs) else 1) + trs
+    if not len(group) or int(np.bincount(group).max()) <= size:
+        return None
+    order = offer_order(tasks, trs, rank, gids)
+    run_task, run_tr = tasks[order], trs[order]
+    first = np.r_[0, np.nonzero(np.diff(run_task) | np.diff(run_tr))[0] + 1]
+    pos = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    return order[pos < size]
 
 
 def offer_order(tasks: np.ndarray, trs: np.ndarray, rank: np.ndarray, gids: np.ndarray) -> np.ndarray:

@@ -471,19 +471,20 @@ extern "C" __global__ void state_sums(const long long* st, const long long* sm, 
 }
 
 // The boards' picks (Search._update_boards): the new states j (positions among the new states
-// new_pos of a merged block; s = new_pos[j]) whose rank beats their task's board threshold, each as one record of
+// new_pos of a merged block; s = new_pos[j]) whose rank beats their task's board threshold and,
+// where `keep` is given (not null), that it keeps, each as one record of
 // BOARD_ROW's layout (row_bytes each) for the host: count (one uint64) says how many there are,
 // and the first `capacity` of them, in no set order, are written to rows (the host sorts them).
 extern "C" __global__ void board_picks(long long n, const long long* new_pos, const long long* task,
                                        const double* threshold, const double* rank, const bool* solved,
                                        const bool* cm_ok, const long long* n_exact, const double* score,
                                        const unsigned long long* test_key, const long long* mapping,
-                                       unsigned long long* count, unsigned char* rows, long long capacity,
-                                       int row_bytes) {
+                                       const bool* keep, unsigned long long* count, unsigned char* rows,
+                                       long long capacity, int row_bytes) {
     long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
     if (j >= n) return;
     long long s = new_pos[j];
-    if (!(rank[s] > threshold[task[s]])) return;
+    if (!(rank[s] > threshold[task[s]]) || (keep && !keep[j])) return;
     unsigned long long at = atomicAdd(&count[0], 1ull);
     if (at >= (unsigned long long)capacity) return;
     unsigned char* r = rows + at * row_bytes;
@@ -1714,11 +1715,12 @@ BOARD_ROW = np.dtype({"names": ["pick", "rank", "score", "test_key", "n_exact", 
 
 
 def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, score, test_key, mapping,
-                capacity: int):
+                capacity: int, keep=None):
     """The new states ``new_pos`` (positions in a merged block of tasks ``task``) whose ``rank`` beats
-    their task's ``threshold``, found and packed on the device without waiting for it: a uint8
-    buffer holding their count (a uint64), then up to ``capacity`` :data:`BOARD_ROW` records in no
-    set order (``mapping`` (S, 10) int64, or None: zeros). See :func:`read_board_picks`."""
+    their task's ``threshold`` (and, with ``keep``, a bool per new state, that it keeps), found and
+    packed on the device without waiting for it: a uint8 buffer holding their count (a uint64),
+    then up to ``capacity`` :data:`BOARD_ROW` records in no set order (``mapping`` (S, 10) int64,
+    or None: zeros). See :func:`read_board_picks`."""
     n = int(new_pos.shape[0])
     buf = xp.empty(8 + capacity * BOARD_ROW.itemsize, dtype=xp.uint8)
     count = buf[:8].view(xp.uint64)
@@ -1731,6 +1733,7 @@ def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, scor
                                              c(cm_ok), c(n_exact, dtype=xp.int64), c(score, dtype=xp.float64),
                                              c(test_key, dtype=xp.uint64),
                                              np.uint64(0) if mapping is None else c(mapping, dtype=xp.int64),
+                                             np.uint64(0) if keep is None else c(keep, dtype=xp.bool_),
                                              count, buf[8:], np.int64(capacity), np.int32(BOARD_ROW.itemsize)))
     return buf
 

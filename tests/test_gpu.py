@@ -152,6 +152,12 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
         real_mapped(self, parts))[1])
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
         monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
+        monkeypatch.setattr(pipeline.search, "PICK_ROOM_ALL", 0)
+    selected = []  # (offers, kept) of each absorb's selection on the device
+    real_select = pipeline.search.offers_that_may_enter
+    monkeypatch.setattr(pipeline.search, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
+        lambda keep: (selected.append((int((groups >= 0).sum()), int(keep.sum()))), keep)[1])(
+        real_select(xp, tasks, groups, *a)))
     if dev.name == "cupy":
         gpu = run_search(tasks, 2, gpus=[0])
     else:
@@ -163,6 +169,8 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     assert cpu.states == gpu.states
     assert cpu.programs == gpu.programs
     assert counted
+    # Only the offers that can enter the boards crossed: far fewer on the first levels.
+    assert selected and sum(k for _, k in selected) < sum(o for o, _ in selected) / 2, selected
 
 
 @pytest.mark.gpu
@@ -849,9 +857,9 @@ def test_staged_pinned_buffers_serve_the_copies_back(monkeypatch):
 
 
 def test_board_picks_pack_what_the_gathers_give(dev):
-    """board_picks: the new states whose rank beats their task's threshold, each as one packed
-    record of what gathering its fields gives, with their count; with too little room, the count
-    and as many records as fit."""
+    """board_picks: the new states whose rank beats their task's threshold (and that ``keep`` keeps,
+    where given), each as one packed record of what gathering its fields gives, with their count;
+    with too little room, the count and as many records as fit."""
     from solvers import kernels
     rng = np.random.default_rng(9)
     S = 60
@@ -862,15 +870,18 @@ def test_board_picks_pack_what_the_gathers_give(dev):
                   n_exact=rng.integers(0, 5, S), score=rng.random(S),
                   test_key=rng.integers(0, 2**63, S, dtype=np.int64).astype(np.uint64) * np.uint64(2))
     maps = rng.integers(0, 10, (S, 10))
-    pick = np.nonzero(fields["rank"][new_pos] > threshold[task[new_pos]])[0]
-    at = new_pos[pick]
-    for mapping, room in ((maps, 64), (None, 64), (maps, 5)):
+    beats = fields["rank"][new_pos] > threshold[task[new_pos]]
+    keep = rng.random(len(new_pos)) < 0.6
+    for mapping, room, kept in ((maps, 64, None), (None, 64, None), (maps, 5, None), (maps, 64, keep)):
+        pick = np.nonzero(beats if kept is None else beats & kept)[0]
+        at = new_pos[pick]
         args = {k: dev.asarray(v) for k, v in fields.items()}
         buf = kernels.board_picks(dev.xp, dev.asarray(new_pos), dev.asarray(task), dev.asarray(threshold),
                                   args["rank"], args["solved"], args["cm_ok"], args["n_exact"], args["score"],
-                                  args["test_key"], None if mapping is None else dev.asarray(mapping), room)
+                                  args["test_key"], None if mapping is None else dev.asarray(mapping), room,
+                                  None if kept is None else dev.asarray(kept))
         count, rows = kernels.read_board_picks(dev.asnumpy(buf))
-        assert count == len(pick) > 5
+        assert count == len(pick) > 5 and (kept is None or count < beats.sum())
         if room < count:
             assert len(rows["pick"]) == room and set(rows["pick"].tolist()) <= set(pick.tolist())
             continue
@@ -987,6 +998,7 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
 
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 8)
     monkeypatch.setattr(search_mod, "PICK_ROOM", 1)
+    monkeypatch.setattr(search_mod, "PICK_ROOM_ALL", 0)
     started = []
     real_start = Search._absorb_started
 

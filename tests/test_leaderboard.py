@@ -3,7 +3,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.leaderboard import Candidate, Leaderboards
+from pipeline.leaderboard import Candidate, Leaderboards, offers_that_may_enter
+from pipeline.search import best_of_groups
 
 SIZE = 3
 
@@ -71,3 +72,49 @@ def test_offer_keeps_candidate_objects():
     assert [c.gid for c in boards.boards[0]] == [1, 0]
     assert boards.boards[0][1] is first[0]  # an entry that stays is the same object
     assert boards.threshold[0] == 0.5
+
+
+offer_batch = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from([0.0, 0.25, 0.5, 98.0]),
+                                 st.integers(0, 4), st.booleans(), st.integers(0, 4)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(offer_batch, min_size=1, max_size=5), st.floats(0, 1))
+def test_offers_that_may_enter_leave_the_boards_as_all_offers_do(batches, exempt_share):
+    """Offering only the offers that ``offers_that_may_enter`` keeps (as a GPU does) leaves the boards,
+    the candidates made and the tasks found solved as offering every offer that beats its board does.
+    Offers of (task, transform, rank, key, exempt, host key): an exempt offer's key on the host is
+    another (a learnt colour table's), unknown to the selection."""
+    every, chosen = Leaderboards(4, size=SIZE), Leaderboards(4, size=SIZE)
+    gid = 0
+    for cands in batches:
+        n = len(cands)
+        tasks = np.array([c[0] for c in cands], dtype=np.int64)
+        trs = np.array([c[1] for c in cands], dtype=np.int64)
+        ranks = np.array([c[2] for c in cands], dtype=np.float64)
+        keys = np.array([c[3] for c in cands], dtype=np.uint64)
+        exempt = np.array([c[4] and (i / max(1, n)) < exempt_share for i, c in enumerate(cands)], dtype=bool)
+        host_keys = np.where(exempt, np.array([100 + c[5] for c in cands], dtype=np.uint64), keys)
+        gids = np.arange(gid, gid + n, dtype=np.int64)
+        gid += n
+        assert np.array_equal(every.threshold, chosen.threshold)
+        beats = ranks > every.threshold[tasks]
+        groups = np.where(beats, tasks * 3 + trs, -1)
+        may = offers_that_may_enter(np, tasks, groups, ranks, keys, exempt, 4, SIZE)
+        assert not (may & ~beats).any()
+        made = {}
+        for name, boards, rows in (("every", every, np.nonzero(beats)[0]), ("chosen", chosen, np.nonzero(may)[0])):
+            top = best_of_groups(tasks[rows], trs[rows], ranks[rows], gids[rows], SIZE)
+            if name == "chosen":
+                assert top is None  # no task and transform has more than the boards take
+            if top is not None:
+                rows = rows[top]
+            made[name] = [c.gid for c in boards.offer(tasks[rows], gids[rows], ranks[rows], host_keys[rows],
+                                                      make_candidates(tasks[rows], gids[rows], ranks[rows],
+                                                                      host_keys[rows]))]
+            made[name + " solved"] = set(tasks[rows][ranks[rows] >= 98.0].tolist())
+        assert sorted(made["every"]) == sorted(made["chosen"])
+        assert made["every solved"] == made["chosen solved"]
+        for t in range(4):
+            assert ([(c.gid, c.rank, c.test_key) for c in every.boards[t]]
+                    == [(c.gid, c.rank, c.test_key) for c in chosen.boards[t]])
