@@ -1263,18 +1263,18 @@ class Search:
             keys_u64[j] = mapped_key[j] & 0xFFFF_FFFF_FFFF_FFFF
 
         def make(rows: np.ndarray) -> list:
-            # Python values taken out of the arrays at once: indexing NumPy scalars field by field
-            # cost about 35 us a candidate, and thousands enter at once on the first levels.
-            g, r, sv, ex, sc, cm, ts, tk = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h,
-                                                                          cm_h, tasks, tkey_h))
-            rows = rows.tolist()
-            luts = [maps_h[j] if c else None for j, c in zip(rows, cm)]
-            made = []
-            for k, j in enumerate(rows):
-                if sv[k]:
-                    self.solved[ts[k]] = True
-                mapping = None if luts[k] is None else {c: v for c, v in enumerate(luts[k].tolist()) if v != c}
-                made.append(Candidate(g[k], r[k], sv[k], ex[k], sc[k], mapping, [], mapped_key.get(j, tk[k])))
+            # Python values taken out of the arrays at once and the candidates made by map: indexing
+            # NumPy scalars field by field cost about 35 us a candidate, and thousands enter at once
+            # on the first levels.
+            g, r, sv, ex, sc, keys = (a[rows].tolist() for a in (gids, rank_h, solved_h, exact_h, score_h, tkey_h))
+            self.solved[tasks[rows][solved_h[rows]]] = True
+            luts, mappings = [None] * len(rows), [None] * len(rows)
+            for k in np.nonzero(cm_h[rows])[0].tolist():  # the few with a learnt colour table
+                j = int(rows[k])
+                luts[k] = maps_h[j]
+                mappings[k] = {c: v for c, v in enumerate(maps_h[j].tolist()) if v != c}
+                keys[k] = mapped_key[j]
+            made = list(map(Candidate, g, r, sv, ex, sc, mappings, [[] for _ in rows], keys))
             self.test_grids.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
             return made
 
