@@ -10,12 +10,14 @@ this one command, so their ratio is measured under the same conditions.
 
     python benchmarks/bench_search.py --dataset arc1-train --depth 2 --modes cpu
     python benchmarks/bench_search.py --depth 2 --modes cpu,gpu1     # GPU speed-up, one run
+    python benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --repeat 3   # three rounds: medians
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,16 +109,20 @@ def main() -> int:
     parser.add_argument("--states-per-task", type=int, default=8000)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--warm", action="store_true", help="after each cold run, rerun it on its warm cache")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the modes this many rounds, in turn (a lent machine's runs vary by tens of "
+                             "percent: the rounds give each mode's median and, with cpu, each round's speed-up)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="arcbatt-bench-") as work:
-        for mode in args.modes.split(","):
-            rows.append(run_mode(mode.strip(), args, work))
-            print(json.dumps(rows[-1]), flush=True)
-            if args.warm:
-                rows.append(run_mode(mode.strip(), args, work, warm=True))
+        for rnd in range(args.repeat):
+            for mode in args.modes.split(","):
+                rows.append(dict(run_mode(mode.strip(), args, work), round=rnd))
                 print(json.dumps(rows[-1]), flush=True)
-        subs = {r["mode"]: open(r["submission"], "rb").read() for r in rows}
+                if args.warm:
+                    rows.append(dict(run_mode(mode.strip(), args, work, warm=True), round=rnd))
+                    print(json.dumps(rows[-1]), flush=True)
+        subs = {(r["mode"], r["round"]): open(r["submission"], "rb").read() for r in rows}
     base = rows[0]
     print(f"\n{args.dataset} depth {args.depth} ({base['total']} test outputs)")
     print(f"{'mode':9} {'correct':>8} {'wall s':>8} {'search s':>9} {'states':>10} {'states/s':>10} "
@@ -124,16 +130,41 @@ def main() -> int:
           f"{'slowest shard s':>15} {'balance':>7} {'warm-up s':>9}")
     for r in rows:
         speed = base["wall_s"] / r["wall_s"] if r["wall_s"] else float("nan")
-        print(f"{r['mode']:9} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.1f} {r['states']:>10} "
+        print(f"{r['mode']:9} {r['correct']:>8} {r['wall_s']:>8} {r['search_s']:>9.3f} {r['states']:>10} "
               f"{r['states_per_s']:>10.0f} {str(r['states_per_s_per_core'] or '-'):>9} "
               f"{r['grid_transforms_per_s']:>13.3g} {str(r['peak_rss_gb']):>8} {r['hit_rate']:>8.2f} "
               f"{speed:>10.1f}x {str(r['shard_slowest_s']):>15} {str(r['shard_balance']):>7} {r['warm_up_s']:>9.2f}")
     same = len(set(subs.values())) == 1
+    if args.repeat > 1:
+        summary = repeat_summary(rows)
+        for mode, fig in summary.items():
+            print(f"{mode}: search median {fig['search_median_s']} s ({fig['search_min_s']}-{fig['search_max_s']})"
+                  + (f", cpu/{mode} per round {fig['speedups']}, median {fig['speedup_median']}x"
+                     if fig.get("speedups") else ""))
     print(f"submissions identical across modes: {same}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "identical": same}, f, indent=1)
+            json.dump({"rows": rows, "identical": same,
+                       "summary": repeat_summary(rows) if args.repeat > 1 else None}, f, indent=1)
     return 0
+
+
+def repeat_summary(rows: list) -> dict:
+    """Per mode of several rounds: its search seconds' median and range, and (for a mode other than
+    cpu, where cpu ran too) the CPU's search seconds over the mode's, round by round, and their median."""
+    modes = list(dict.fromkeys(r["mode"] for r in rows))
+    out = {}
+    for mode in modes:
+        secs = {r["round"]: r["search_s"] for r in rows if r["mode"] == mode}
+        fig = {"search_median_s": round(statistics.median(secs.values()), 3),
+               "search_min_s": min(secs.values()), "search_max_s": max(secs.values())}
+        cpu = {r["round"]: r["search_s"] for r in rows if r["mode"] == "cpu"}
+        if mode != "cpu" and cpu:
+            ratios = [cpu[k] / secs[k] for k in sorted(secs) if k in cpu and secs[k]]
+            fig["speedups"] = [round(x, 1) for x in ratios]
+            fig["speedup_median"] = round(statistics.median(ratios), 1) if ratios else None
+        out[mode] = fig
+    return out
 
 
 if __name__ == "__main__":

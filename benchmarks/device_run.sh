@@ -9,6 +9,8 @@
 #   warm     compile CuPy's kernels once (a fresh machine's first GPU run spends ~75 s in NVRTC;
 #            later processes reuse the on-disk kernel cache), so later steps time warm runs
 #   d2       depth 2 on all arc1-train: one GPU vs all CPU cores, same run
+#   d2r3     d2 three rounds in turn (GPU, CPU, GPU, CPU, ...): each mode's median, each round's speed-up
+#   d3r3     depth 3 on one GPU, three fresh runs (median);  d4r3: depth 4
 #   d3       depth 3 on all arc1-train on one GPU
 #   d4       depth 4 on all arc1-train on one GPU
 #   d3s30k   depth 3 on one GPU keeping up to 30,000 states per task and level (default 8,000)
@@ -102,6 +104,8 @@ for step in "$@"; do
     tests) timeout 300 python3 -m pytest tests/test_gpu.py -m gpu -q -x > "$out/tests.txt" 2>&1; tail -30 "$out/tests.txt" ;;
     warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
+    d2r3) timeout 590 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --repeat 3 --json "$out/d2r3.json" 2>&1 | tail -11 ;;
+    d3r3|d4r3) d=${step:1:1}; timeout 590 python3 benchmarks/bench_search.py --depth $d --modes gpu1 --repeat 3 --json "$out/d${d}r3.json" 2>&1 | tail -7 ;;
     d3) timeout 560 python3 benchmarks/bench_search.py --depth 3 --modes gpu1 --json "$out/d3.json" 2>&1 | tail -4 ;;
     d4) timeout 300 python3 benchmarks/bench_search.py --depth 4 --modes gpu1 --json "$out/d4.json" 2>&1 | tail -4 ;;
     d3s30k) timeout 240 python3 benchmarks/bench_search.py --depth 3 --states-per-task 30000 --modes gpu1 --json "$out/d3s30k.json" 2>&1 | tail -4 ;;
