@@ -24,8 +24,7 @@ from pipeline.test_grids import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
-from solvers.xp import (HostCopy, is_out_of_memory, namespace_of, stable_argsort, to_device_async, to_host,
-                        to_host_all)
+from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_device_async, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take
 # larger blocks: fewer, larger array calls are what make them pay.
@@ -51,15 +50,13 @@ DEFER_BOARDS = True
 DEFER_ABSORBS = True
 # Board records a GPU's picks get room for at least (64 bytes each, copied back every absorb).
 PICK_ROOM = 2048
-# On a GPU only the offers that can change the boards cross to the host (see
-# leaderboard.offers_that_may_enter; tests compare both): the first level's absorb offers every
-# state it makes, tens of thousands, which the host took about 15 ms to sort and merge. The
-# selection sorts the offers on the device, so it is skipped for an absorb of more than
-# PICK_ROOM_ALL new states after one of fewer than SELECT_OFFERS_MIN offers (the host merges a few
-# thousand quickly; deep levels' thresholds stop most states). Selecting among all of a deep
-# level's millions of new states cost more than it saved (depth 3 +11%, session 21).
+# On a GPU, of an absorb of at most SELECT_OFFERS_MAX_NEW new states, only the offers that can
+# change the boards cross to the host (see leaderboard.offers_that_may_enter; tests compare both):
+# the first level's absorb offers every state it makes, tens of thousands, which the host took
+# about 15 ms to sort and merge. A larger absorb's thresholds already stop most of its states, and
+# sorting millions on the device cost more than it saved (depth 3 +11%, session 21).
 SELECT_OFFERS_ON_DEVICE = True
-SELECT_OFFERS_MIN = 4096
+SELECT_OFFERS_MAX_NEW = 1 << 17
 # An absorb of at most this many new states gives its picks room for all of them (4 MiB at most):
 # the first level's boards have room for every new state, and tens of thousands that overflow the
 # learnt room cost a second packing and a copy that waits for the device.
@@ -151,10 +148,6 @@ class Search:
         # grids its outputs stand for (see _DistinctGrids._mapped).
         self._distinct = None
         self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
-        # The last absorb's count of offers to the boards, and the slots the next selection of
-        # them gets (see _offers_that_may_enter).
-        self._offers_seen = 0
-        self._offer_room = PICK_ROOM
         self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
 
     def _no_candidates(self):
@@ -1157,13 +1150,13 @@ class Search:
         if kernels.enabled(xp):
             # Found and packed on the device, copied back while it goes on: nothing here waits.
             threshold = self._device_thresholds()
-            keep, offered, holds = self._offers_that_may_enter(block, new, scored, threshold)
+            keep, holds = self._offers_that_may_enter(block, new, scored, threshold)
             picks = functools.partial(kernels.board_picks, xp, new.dev, block.task, threshold,
                                       scored.rank, scored.solved, scored.cm_ok, scored.n_exact, scored.score,
                                       scored.test_key, scored.mapping, keep=keep)
             n_new = int(new.dev.shape[0])
             room = max(self._pick_room, n_new) if n_new <= PICK_ROOM_ALL else self._pick_room
-            rows = _PickedRows(self, HostCopy(picks(room)), picks, offered, holds)
+            rows = _PickedRows(self, HostCopy(picks(room)), picks, holds)
             offer = functools.partial(self._offer_picks, block, parts, new, rows, scored.mapping is not None)
 
             def solved_tasks():
@@ -1194,37 +1187,25 @@ class Search:
             offer()
 
     def _offers_that_may_enter(self, block, new: "_NewStates", scored: "_Scores", threshold):
-        """``(keep, offered, holds)``: a bool per new state on the device, whether it is an offer
-        that can change the boards (``leaderboard.offers_that_may_enter``; offers are the new states
-        that beat their task's ``threshold``), the count of offers on its way to the host, and host
-        memory to keep until the device has read it. All None where every offer crosses: the task
-        inputs, SELECT_OFFERS_ON_DEVICE off, or a large absorb after one of few offers (see
-        SELECT_OFFERS_MIN). Nothing here waits for the device."""
+        """``(keep, holds)``: a bool per new state on the device, whether it is an offer that can
+        change the boards (``leaderboard.offers_that_may_enter``; offers are the new states that beat
+        their task's ``threshold``), and host memory to keep until the device has read it; ``keep``
+        None where every offer crosses (the task inputs, a large absorb, or with
+        SELECT_OFFERS_ON_DEVICE off)."""
         merged, xp = new.merged, self.xp
         pos = new.dev
-        n = int(pos.shape[0])
         if (not SELECT_OFFERS_ON_DEVICE or new.first_gid is None or merged.transforms is None
-                or (n > PICK_ROOM_ALL and self._offers_seen < SELECT_OFFERS_MIN)):
-            return None, None, None
-        room = n if n <= PICK_ROOM_ALL else self._offer_room
-        count, slots = kernels.offer_slots(xp, pos, block.task, threshold, scored.rank, room)
-        # The offers in order of their ids (positions among the new states), the unused slots last.
-        j = slots[stable_argsort(xp, xp.where(slots >= 0, slots, n))]
-        used = j >= 0
-        j = xp.maximum(j, 0)
-        at = pos[j]
+                or int(pos.shape[0]) > SELECT_OFFERS_MAX_NEW):
+            return None, None
         k = len(merged.transforms)
         table, holds = to_device_async(xp, np.concatenate([merged.offsets, merged.transforms]).astype(np.int64))
         # A merged state's transform: that of the output whose run of positions holds it.
-        trs = table[k + 1:][xp.searchsorted(table[:k + 1], at, side="right") - 1]
-        tasks, ranks = block.task[at], scored.rank[at]
-        groups = xp.where(used, tasks * (len(self.transforms) + 1) + trs, -1)
-        chosen = offers_that_may_enter(xp, tasks, groups, ranks, scored.test_key[at], scored.cm_ok[at],
-                                       len(self.p.tasks), LEADERBOARD_SIZE)
-        keep = xp.zeros(n + 1, dtype=bool)
-        keep[xp.where(chosen, j, n)] = True  # (the spare slot n takes the rest)
-        # More offers than slots: the selection saw only some of them, so all of them cross.
-        return keep[:n] | (count > room), HostCopy(count), holds
+        trs = table[k + 1:][xp.searchsorted(table[:k + 1], pos, side="right") - 1]
+        tasks, ranks = block.task[pos], scored.rank[pos]
+        groups = xp.where(ranks > threshold[tasks], tasks * (len(self.transforms) + 1) + trs, -1)
+        keep = offers_that_may_enter(xp, tasks, groups, ranks, scored.test_key[pos], scored.cm_ok[pos],
+                                     len(self.p.tasks), LEADERBOARD_SIZE)
+        return keep, holds
 
     def _offer_picks(self, block, parts, new: "_NewStates", picked: "_PickedRows", mapped: bool) -> None:
         """:meth:`_offer` of the records that ``kernels.board_picks`` packed (``picked``)."""
@@ -1457,9 +1438,8 @@ class _PickedRows:
     ``copy``, their buffer on its way to the host; ``picks(room)`` packs them again with room for
     more, when they did not all fit (the search's room then grows for the next ones)."""
 
-    def __init__(self, search: "Search", copy: HostCopy, picks, offered: HostCopy | None = None, holds=None):
+    def __init__(self, search: "Search", copy: HostCopy, picks, holds=None):
         self.search, self.copy, self.picks, self.rows = search, copy, picks, None
-        self.offered = offered  # how many offers there were, where only some were picked (else None)
         self.holds = holds  # host memory the picks' kernels read, kept until the records are read
 
     def get(self) -> dict:
@@ -1470,11 +1450,8 @@ class _PickedRows:
                 count, rows = kernels.read_board_picks(to_host(self.picks(count)))
             # Room for twice the last count: a copy barely larger than needed, a second pass rare.
             self.search._pick_room = max(PICK_ROOM, 1 << (2 * count).bit_length())
-            offers = count if self.offered is None else int(self.offered.get()[0])
-            self.search._offers_seen = offers
-            self.search._offer_room = max(PICK_ROOM, 1 << (2 * offers).bit_length())
             self.rows = rows
-            self.copy = self.picks = self.offered = self.holds = None
+            self.copy = self.picks = self.holds = None
         return self.rows
 
 

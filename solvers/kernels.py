@@ -470,20 +470,6 @@ extern "C" __global__ void state_sums(const long long* st, const long long* sm, 
     if (k >= n_train[task[s]]) atomicAdd(&test_sum[s], mixed);
 }
 
-// The boards' offers (Search._offers_that_may_enter): the new states j whose rank beats their
-// task's board threshold, each j written to a slot of `slots` (filled with -1 before) in no set
-// order; count says how many there are (the first `capacity` have slots).
-extern "C" __global__ void offer_slots(long long n, const long long* new_pos, const long long* task,
-                                       const double* threshold, const double* rank,
-                                       unsigned long long* count, long long* slots, long long capacity) {
-    long long j = (long long)blockDim.x * blockIdx.x + threadIdx.x;
-    if (j >= n) return;
-    long long s = new_pos[j];
-    if (!(rank[s] > threshold[task[s]])) return;
-    unsigned long long at = atomicAdd(&count[0], 1ull);
-    if (at < (unsigned long long)capacity) slots[at] = j;
-}
-
 // The boards' picks (Search._update_boards): the new states j (positions among the new states
 // new_pos of a merged block; s = new_pos[j]) whose rank beats their task's board threshold and,
 // where `keep` is given (not null), that it keeps, each as one record of
@@ -1750,23 +1736,6 @@ def board_picks(xp, new_pos, task, threshold, rank, solved, cm_ok, n_exact, scor
                                              np.uint64(0) if keep is None else c(keep, dtype=xp.bool_),
                                              count, buf[8:], np.int64(capacity), np.int32(BOARD_ROW.itemsize)))
     return buf
-
-
-def offer_slots(xp, new_pos, task, threshold, rank, capacity: int):
-    """``(count, slots)``: of the new states ``new_pos`` (positions in a merged block of tasks
-    ``task``), those whose ``rank`` beats their task's ``threshold``, without waiting for the device:
-    ``count`` (a uint64 array of one) how many there are, ``slots`` (``capacity`` int64s, -1 where
-    unused) the positions among the new states of the first ``capacity`` of them, in no set order."""
-    n = int(new_pos.shape[0])
-    count = xp.zeros(1, dtype=xp.uint64)
-    slots = xp.full(capacity, -1, dtype=xp.int64)
-    if n:
-        c = xp.ascontiguousarray
-        grid, block = thread_launch(n)
-        _kernel("offer_slots")(grid, block, (np.int64(n), c(new_pos, dtype=xp.int64), c(task, dtype=xp.int64),
-                                             c(threshold, dtype=xp.float64), c(rank, dtype=xp.float64), count,
-                                             slots, np.int64(capacity)))
-    return count, slots
 
 
 def read_board_picks(host: np.ndarray):
