@@ -54,7 +54,9 @@ PICK_ROOM = 2048
 # change the boards cross to the host (see leaderboard.offers_that_may_enter; tests compare both):
 # the first level's absorb offers every state it makes, tens of thousands, which the host took
 # about 15 ms to sort and merge. A larger absorb's thresholds already stop most of its states, and
-# sorting millions on the device cost more than it saved (depth 3 +11%, session 21).
+# the selection's sorts (CuPy's wait for the device) cost more than they saved: over all new states
+# depth 3 +11%, over the offers alone (gathered into slots) on every absorb +20%, on absorbs of
+# more than 4,096 offers no gain (session 21).
 SELECT_OFFERS_ON_DEVICE = True
 SELECT_OFFERS_MAX_NEW = 1 << 17
 # An absorb of at most this many new states gives its picks room for all of them (4 MiB at most):
