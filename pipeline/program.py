@@ -58,7 +58,8 @@ class FoundProgram:
     def to_dict(self) -> dict:
         """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
         return {"steps": [[n, _plain(a)] for n, a in self.steps], "rank": self.rank, "solved": self.solved,
-                "train_exact": self.train_exact, "score": self.score, "test_outputs": [plain_grid(g) for g in self.test_outputs]}
+                "train_exact": self.train_exact, "score": self.score,
+                "test_outputs": [plain_grid(g) for g in self.test_outputs]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FoundProgram":

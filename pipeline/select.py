@@ -9,8 +9,8 @@ def choose_attempts(ranked_outputs: list, test_inputs: list) -> list[dict]:
 
     ``ranked_outputs`` is a list (best first) of per-program predictions: each a sequence with one
     grid per test input (a list of rows, or a 2-D NumPy array: only those looked at become lists).
-    For each test input the first two distinct grids are taken; if fewer exist, the test input itself fills in (a common identity answer), and as a last resort the
-    first attempt is repeated.
+    For each test input the first two distinct grids are taken; if fewer exist, the test input
+    itself fills in (a common identity answer), and as a last resort the first attempt is repeated.
     """
     out = []
     for j, test_input in enumerate(test_inputs):
