@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from pipeline.layers import compose_layers
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
@@ -28,6 +29,8 @@ from solvers.xp import plain_reductions, stage_pinned
 # levels, and an out-of-memory error only halves the block. (300 gave an H100 255 M-cell blocks,
 # 8% slower at depth 3 than 400 M.)
 BYTES_PER_CELL = 190
+# The search's mechanisms beyond plain chains, each switchable for ablations (RunOptions.mechanisms).
+MECHANISMS = ("layers",)
 
 
 @dataclass
@@ -47,11 +50,13 @@ class EngineResult:
 
 
 def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
-                 gpu: int | None = None, progress=None, gpu_share: int = 1) -> EngineResult:
+                 gpu: int | None = None, progress=None, gpu_share: int = 1,
+                 mechanisms: tuple = MECHANISMS) -> EngineResult:
     """Search ``tasks`` together on the CPU (``gpu`` None) or on GPU number ``gpu``, which
     ``gpu_share`` search processes use at once (each sizes its blocks to its share of the memory).
 
     ``deadline`` is a wall-clock time (``time.time()``) after which no new transform starts.
+    ``mechanisms`` names those of :data:`MECHANISMS` to use.
     """
     if gpu is None:
         # One BLAS thread per search process: the CPU search already runs a process per core,
@@ -59,13 +64,13 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
         # core in every process, oversubscribed the machine (2-core VM, two processes, depth 2
         # on 120 tasks: search 13.3 s with it, 7.3 s with one thread; benchmarks/RESULTS.md).
         with threadpool_limits(limits=1, user_api="blas"):
-            return _search(np, tasks, depth, seed, deadline, states_per_task, progress)
+            return _search(np, tasks, depth, seed, deadline, states_per_task, progress, mechanisms=mechanisms)
     import cupy
 
     plain_reductions()
     with cupy.cuda.Device(gpu):
         return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
-                       gpu_block_cells(cupy, gpu_share))
+                       gpu_block_cells(cupy, gpu_share), mechanisms)
 
 
 def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
@@ -100,9 +105,10 @@ def block_cells_for_memory(free: int, total: int, limit: int, gpu_share: int = 1
     return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL))), share
 
 
-def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):
+def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None, mechanisms=MECHANISMS):
     with objects_frozen():
-        return _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells)
+        return _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells,
+                                mechanisms)
 
 
 @contextlib.contextmanager
@@ -118,10 +124,12 @@ def objects_frozen():
         gc.unfreeze()
 
 
-def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None):
+def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None,
+                     mechanisms=MECHANISMS):
     start = time.perf_counter()
     problem = Problem(tasks, xp, seed)
-    search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells)
+    search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells,
+                    layers="layers" in mechanisms)
     prepared = time.perf_counter()
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
     stats = search.run(depth, mono_deadline)
@@ -142,6 +150,10 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
             found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
                                       tuple(cand.test_outputs)))
         res.programs[task.id] = found
+    if search.pieces is not None:
+        t0 = time.perf_counter()
+        _add_layered(search, tasks, res.programs)
+        res.stage_seconds["search.layers"] = time.perf_counter() - t0
     elapsed = time.perf_counter() - start
     res.stage_seconds["search.problem"] = prepared - start  # the tasks' arrays, on the device
     res.stage_seconds["search.programs"] = time.perf_counter() - searched  # the boards as programs
@@ -151,6 +163,20 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     weights = weights / weights.sum() if weights.sum() else weights
     res.task_seconds = {t.id: float(elapsed * w) for t, w in zip(tasks, weights)}
     return res
+
+
+def _add_layered(search, tasks, programs: dict) -> None:
+    """Add a layered program (:mod:`pipeline.layers`) to each task that no plain program solves,
+    stacked from the task's pieces over the input or a program of its leaderboard."""
+    todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
+    gids = [search.pieces.gids_of(t) for t in todo]
+    paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
+    named = [(tr.name, tr.args) for tr in search.transforms]
+    pieces = [[tuple(named[i] for i in next(paths)) for _ in task_gids] for task_gids in gids]
+    bottoms = [[p.steps for p in programs[tasks[t].id] if not p.layers] for t in todo]
+    found = compose_layers(np, [tasks[t] for t in todo], pieces, bottoms)
+    for i, program in found.items():
+        programs[tasks[todo[i]].id].insert(0, program)
 
 
 def task_cost(task) -> float:
@@ -206,7 +232,8 @@ def gpu_slots(gpus: list, procs_per_gpu: int = 1) -> list:
 
 def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = None,
                states_per_task: int = 20_000, shards: int = 1, gpus: list | None = None,
-               procs_per_gpu: int = 1, progress=None, workers: "ShardWorkers | None" = None) -> EngineResult:
+               procs_per_gpu: int = 1, progress=None, workers: "ShardWorkers | None" = None,
+               mechanisms: tuple = MECHANISMS) -> EngineResult:
     """Search all ``tasks``: on the GPUs listed in ``gpus`` (``procs_per_gpu`` shards each) or in
     ``shards`` CPU processes (1: in this process). ``workers``, when given for those GPUs, are
     started shard processes to use instead of new ones. ``progress(done, total)`` is called as
@@ -220,11 +247,12 @@ def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = Non
         def one(level, done, total):
             if progress:
                 progress(done + (level - 1) * total, depth * total)
-        return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], one)
+        return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], one,
+                            mechanisms=mechanisms)
     if workers is not None and workers.slots == slots:
-        return workers.search(groups, depth, seed, deadline, states_per_task, progress)
+        return workers.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms)
     with ShardWorkers(devices, warm=False) as fresh:
-        return fresh.search(groups, depth, seed, deadline, states_per_task, progress)
+        return fresh.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms)
 
 
 class ShardWorkers:
@@ -277,17 +305,18 @@ class ShardWorkers:
             raise
         return time.perf_counter() - start
 
-    def search(self, groups, depth, seed, deadline, states_per_task, progress=None) -> EngineResult:
+    def search(self, groups, depth, seed, deadline, states_per_task, progress=None,
+               mechanisms: tuple = MECHANISMS) -> EngineResult:
         """Search task group i in slot i (at most one group per slot; group 0 in this process);
         merged results."""
         if len(groups) > len(self.slots):
             raise ValueError(f"{len(groups)} task groups for {len(self.slots)} search processes")
         try:
             futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev, None,
-                                                         self._share(dev)))
+                                                         self._share(dev), mechanisms))
                        for g, pool, dev in zip(groups[1:], self.pools, self.slots[1:])]
             results = [search_shard(groups[0], depth, seed, deadline, states_per_task, self.slots[0], None,
-                                    self._share(self.slots[0]))]
+                                    self._share(self.slots[0]), mechanisms)]
             if progress:
                 progress(1, len(groups))
             for fut in futures:

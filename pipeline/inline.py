@@ -436,7 +436,7 @@ def inline(source: str) -> Inlined:
     return Inlined(src, solver_id(src), calls)
 
 
-def chain_source(steps) -> str:
+def chain_source(steps, layers=()) -> str:
     """Straight-line source of the unary chain ``steps`` applied to ``I``.
 
     ``steps`` is a list of ``(function_name, extra_args)``; each function gets
@@ -446,14 +446,29 @@ def chain_source(steps) -> str:
         chain_source([("rot90", ()), ("recolor", (3,))])
         == "def solve(I):\\n    x1 = rot90(I)\\n    O = recolor(x1, 3)\\n    return O\\n"
 
-    An empty chain gives the identity solver (``O = I``). Raises
+    ``layers``, when given, are further chains applied to ``I``, each painted over the result
+    of the ones before where it is non-zero (``O = paint(base, layer1, layer2, ...)``, the last
+    on top). An empty chain gives the identity solver (``O = I``). Raises
     :class:`InlineError` for a bad function name or argument.
     """
     lines = ["def solve(I):"]
+    results = []
+    chains = (steps, *layers)
+    for k, chain in enumerate(chains):
+        first_var = sum(len(c) for c in chains[:k]) + 1
+        results.append(_chain_lines(chain, first_var, lines, None if layers else "O"))
+    if layers:
+        lines.append(f"    O = paint({', '.join(results)})")
+    elif results[0] != "O":
+        lines.append(f"    O = {results[0]}")
+    lines.append("    return O\n")
+    return "\n".join(lines)
+
+
+def _chain_lines(steps, first_var: int, lines: list, result: str | None) -> str:
+    """Append the lines of one unary chain on ``I`` to ``lines`` (variables numbered from
+    ``first_var``, the last one named ``result`` when given); the name of its result."""
     prev = "I"
-    last = len(steps) - 1
-    if last < 0:
-        lines.append("    O = I")
     for i, step in enumerate(steps):
         try:
             name, extra = step
@@ -468,9 +483,7 @@ def chain_source(steps) -> str:
         for a in extra:
             _check_literal(a)
             parts.append(_literal_text(a))
-        var = "O" if i == last else f"x{i + 1}"
+        var = result if result and i == len(steps) - 1 else f"x{first_var + i}"
         lines.append(f"    {var} = {name}({', '.join(parts)})")
         prev = var
-    lines.append("    return O\n")
-    return "\n".join(lines)
-
+    return prev

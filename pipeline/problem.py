@@ -426,18 +426,23 @@ class Problem:
         self.max_tests = int(n_test.max()) if num else 0
         shapes = np.zeros((num, self.max_train, 2), dtype=np.int64)
         offsets = np.zeros((num, self.max_train), dtype=np.int64)
-        flat, pos = [], 0
+        flat, changed, pos = [], [], 0
         for t, task in enumerate(self.tasks):
-            for s, out in enumerate(task.train_outputs):
+            for s, (inp, out) in enumerate(zip(task.train_inputs, task.train_outputs)):
                 shapes[t, s] = out.shape
                 offsets[t, s] = pos
                 flat.append(np.asarray(out, dtype=np.uint8).ravel())
+                same = inp.shape == out.shape
+                changed.append(np.where(inp != out, out, 0).astype(np.uint8).ravel() if same else flat[-1])
                 pos += out.size
         self.n_train = xp.asarray(n_train)
         self.n_samples = xp.asarray(n_train + n_test)
         self.target_shape = xp.asarray(shapes)
         self.target_offset = xp.asarray(offsets)
         self.target_cells = xp.asarray(np.concatenate(flat) if flat else np.zeros(1, np.uint8))
+        # The train outputs' cells where they differ from their inputs' (all of an output whose
+        # input has another size), 0 elsewhere: what a layer is worth (see pipeline.pieces).
+        self.changed_cells = xp.asarray(np.concatenate(changed) if changed else np.zeros(1, np.uint8))
         self.target_hash = self._target_hashes(shapes, offsets, n_train, seed)
 
     def _target_hashes(self, shapes, offsets, n_train, seed: int):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from pipeline.keyset import first_positions, key_set
 from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards, offers_that_may_enter
+from pipeline.pieces import PieceBoards, piece_worth
 from pipeline.problem import (Block, Items, Problem, allocation_id, concat_hashed_items, concat_items, follows,
                               sort_by_shape, stable_group)
 from pipeline.state_table import MergedStates, StateTable
@@ -98,7 +100,7 @@ class Search:
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
                  progress=None, block_cells: int | None = None, bucket_all: bool | None = None,
-                 absorb_cells: int | None = None):
+                 absorb_cells: int | None = None, layers: bool = True):
         self.p = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -106,6 +108,8 @@ class Search:
         self.seen = key_set(problem.xp, self._free_device_memory)
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
+        # Each task's pieces for layered composition (None: not collected).
+        self.pieces = PieceBoards(len(problem.tasks)) if layers else None
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
         self.test_grids = TestGrids(problem, wanted=self._board_candidates)  # the boards' candidates' test outputs
         self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
@@ -1083,7 +1087,12 @@ class Search:
         mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
-        return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key)
+        piece = None
+        if self.pieces is not None:
+            _, changed = self._cell_matches(out, fit, p.target_offset[task[fit], fit_sample], slot[fit_state],
+                                            int(cm_idx.shape[0]), p.changed_cells)
+            piece = piece_worth(xp, hist, changed, slot)
+        return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key, piece)
 
     def _score_rest(self, block: Block, out: Items, test_key, new_mask, level, n_exact, fit, slot, num_slots: int,
                     n_fit: int) -> "_Scores":
@@ -1092,11 +1101,19 @@ class Search:
         acc, hist = kernels.score_cells(xp, out, block.task, p, slot, num_slots, ACC_SCALE, fit, n_fit)
         scores = kernels.score_states(xp, block.task, new_mask, p.n_train, n_exact, acc, slot, hist, num_slots,
                                       ACC_SCALE, SOLVED_RANK - level)
-        return _Scores(*scores, test_key)
+        piece = None
+        if self.pieces is not None:
+            against_changed = types.SimpleNamespace(max_train=p.max_train, target_offset=p.target_offset,
+                                                    target_cells=p.changed_cells)
+            _, changed = kernels.score_cells(xp, out, block.task, against_changed, slot, num_slots, ACC_SCALE, fit,
+                                             n_fit)
+            piece = piece_worth(xp, hist.reshape(-1, 10, 10), changed.reshape(-1, 10, 10), slot)
+        return _Scores(*scores, test_key, piece)
 
-    def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int):
+    def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int, target_cells=None):
         """Compare the grids ``fit`` of ``out`` cell by cell with their train outputs (same sizes;
-        output cells begin at ``target_start`` in the problem's target buffer).
+        output cells begin at ``target_start`` in the problem's target buffer, or in
+        ``target_cells`` when given).
 
         Returns the matching cells per grid and, for grids with a ``slot`` >= 0, the histogram
         ``(num_slots, 10, 10)`` of (grid colour, output colour) pairs summed per slot.
@@ -1104,7 +1121,7 @@ class Search:
         xp, p = self.xp, self.p
         grids = out.take(fit)
         item, pos = grids.cell_index()
-        target = p.target_cells[target_start[item] + pos]
+        target = (p.target_cells if target_cells is None else target_cells)[target_start[item] + pos]
         correct = xp.bincount(item[grids.cells == target], minlength=grids.count)
         cell_slot = slot[item]
         use = xp.nonzero(cell_slot >= 0)[0]
@@ -1147,6 +1164,7 @@ class Search:
         their test grids) is left to :meth:`_run_deferred`, which runs before anything reads the
         boards, thresholds or solved flags."""
         xp = self.xp
+        self._offer_pieces(block, new, scored)
         # A state that does not beat its board's last entry cannot enter the board; only those
         # that do cross to the host, with what the boards need of them, in one copy.
         if kernels.enabled(xp):
@@ -1187,6 +1205,21 @@ class Search:
             self._deferred, self._deferred_solved = offer, solved_tasks
         else:
             offer()
+
+    def _offer_pieces(self, block, new: "_NewStates", scored: "_Scores") -> None:
+        """Offer the new states worth more than their task's last piece to the piece boards
+        (only those cross to the host)."""
+        if self.pieces is None or scored.piece is None or new.first_gid is None:
+            return
+        xp = self.xp
+        worth = scored.piece[new.dev]
+        tasks = block.task[new.dev]
+        threshold = xp.asarray(self.pieces.threshold)
+        pick = xp.nonzero(worth > threshold[tasks])[0]
+        if int(pick.shape[0]) == 0:
+            return
+        pick_h, tasks_h, worth_h = to_host_all(pick, tasks[pick], worth[pick])
+        self.pieces.offer(tasks_h, new.first_gid + pick_h, worth_h)
 
     def _offers_that_may_enter(self, block, new: "_NewStates", scored: "_Scores", threshold):
         """``(keep, holds)``: a bool per new state on the device, whether it is an offer that can
@@ -1693,6 +1726,7 @@ class _Scores(NamedTuple):
     mapping: Any  # (S, 10) colour tables, or None when no state learnt one
     cm_ok: Any
     test_key: Any
+    piece: Any = None  # worth as a piece for layered composition (see pipeline.pieces), or None
 
 
 def _pick_rows(xp, first, a, b):

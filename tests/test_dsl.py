@@ -141,6 +141,8 @@ CASES = [
     case("colormap", ({1: 2, 2: 1, 5: 0},), [[1, 2, 5], [0, 3, 1]], [[2, 1, 0], [0, 3, 2]]),
     case("colormap", ({0: 7},), [[0, 1], [1, 0]], [[7, 1], [1, 7]], "colormap-background"),
     case("colormap", ({},), [[0, 1], [9, 4]], [[0, 1], [9, 4]], "colormap-empty"),
+    case("paint", ([[0, 2], [0, 0]], [[3, 0], [0, 0]]), [[1, 1], [0, 1]], [[3, 2], [0, 1]]),
+    case("paint", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "paint-other-shape"),
     # ---- objects: largest / smallest (crop, other cells erased) --------------------------------
     case("largest_object", (4, True), OBJ_A, [[1, 1], [1, 0]], "largest_object-A-4-colour"),
     case("largest_object", (8, True), OBJ_A, [[1, 1], [1, 0]], "largest_object-A-8-colour"),
@@ -409,7 +411,7 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] != "colormap"}  # dict args
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint")}  # dict / grid args
     missing = [str(t) for t in transforms()
                if t.name not in COLOUR_ARG and (t.name, t.args) not in covered]
     assert not missing, missing
@@ -431,8 +433,8 @@ def test_transforms_are_stable_and_named():
         assert t.call_source("I").startswith(t.name + "(I")
 
 
-def test_colormap_is_not_enumerated():
-    assert "colormap" not in {t.name for t in transforms()}
+def test_colormap_and_paint_are_not_enumerated():
+    assert {"colormap", "paint"}.isdisjoint({t.name for t in transforms()})
 
 
 def test_dsl_exports_every_primitive():
