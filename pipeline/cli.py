@@ -9,6 +9,7 @@ import json
 import sys
 
 from cache import CacheURLError, parse_duration
+from pipeline.mechanisms import MECHANISMS
 
 
 def _duration(text: str) -> float:
@@ -47,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-s", "--seed", type=int, default=0, help="random seed")
     run.add_argument("-D", "--depth", type=int, default=None, help="search depth, 0-4 (default: 3 on a GPU, 2 on the CPU)")
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
+    run.add_argument("--without", action="append", default=[], choices=MECHANISMS, metavar="MECHANISM",
+                     help=f"switch a search mechanism off (for ablations; repeatable): {', '.join(MECHANISMS)}")
     run.add_argument("--gpus", type=int, default=None, help="use at most this many GPUs")
     run.add_argument("--procs-per-gpu", type=_positive_int, default=None,
                      help="search processes sharing each GPU (default 1: more time-slice it, measured slower)")
@@ -113,6 +116,7 @@ def _run(args) -> int:
                       budget=args.budget, cache_url=args.cache_url, out_dir=args.out_dir, seed=args.seed,
                       depth=args.depth, states_per_task=args.states_per_task, chunk=args.chunk, gpus=args.gpus,
                       procs_per_gpu=args.procs_per_gpu,
+                      mechanisms=tuple(m for m in MECHANISMS if m not in args.without),
                       lease_ttl=args.lease_ttl, local_cache=args.local_cache)
     return Run(opts).execute()
 

@@ -15,6 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from pipeline.layers import compose_layers
+from pipeline.mechanisms import MECHANISMS
 from pipeline.problem import Problem
 from pipeline.program import FoundProgram
 from pipeline.search import Search
@@ -29,8 +30,6 @@ from solvers.xp import plain_reductions, stage_pinned
 # levels, and an out-of-memory error only halves the block. (300 gave an H100 255 M-cell blocks,
 # 8% slower at depth 3 than 400 M.)
 BYTES_PER_CELL = 190
-# The search's mechanisms beyond plain chains, each switchable for ablations (RunOptions.mechanisms).
-MECHANISMS = ("layers",)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from cache import LeaseManager, open_cache
 from pipeline.devices import gpu_count_hint, select_device
 from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.fingerprint import code_fingerprint
+from pipeline.mechanisms import MECHANISMS
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
 from pipeline.resources import fair_workers, running_instances, usable_cpus
@@ -62,6 +63,7 @@ class RunOptions:
     seed: int = 0
     depth: int | None = None  # None: 3 on a GPU, 2 on the CPU
     states_per_task: int = 8000
+    mechanisms: tuple = MECHANISMS  # those of pipeline.mechanisms.MECHANISMS switched on
     chunk: int | None = None
     gpus: int | None = None
     procs_per_gpu: int | None = None  # None: GPU_PROCS_DEFAULT within this instance's CPU share
@@ -215,7 +217,8 @@ class Run:
 
     # ------------------------------------------------------------------ chunks and leases
     def _task_key(self, task, depth: int) -> str:
-        return f"{task.digest()}:d{depth}:s{self.o.seed}"
+        without = "".join(f":-{m}" for m in MECHANISMS if m not in self.o.mechanisms)
+        return f"{task.digest()}:d{depth}:s{self.o.seed}{without}"
 
     def _chunk_size(self, n: int) -> int:
         if self.o.chunk:
@@ -290,7 +293,7 @@ class Run:
                             shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             procs_per_gpu=self.procs_per_gpu,
-                            progress=on_progress, workers=self.shard_workers)
+                            progress=on_progress, workers=self.shard_workers, mechanisms=self.o.mechanisms)
         elapsed = time.perf_counter() - t0
         self.timer.add("search", elapsed)
         self.searched_tasks += len(chunk)
@@ -365,9 +368,11 @@ class Run:
             "cache": {"hits": stats.get("hits", 0), "misses": stats.get("misses", 0),
                       "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
             "validation": pipeline.counts.to_dict() if pipeline else {},
-            "tasks": [{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")}
+            "tasks": [{**{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")},
+                       "mechanisms": self.records[t.id].get("mechanisms", [])}
                       if t.id in self.records else
-                      {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0}
+                      {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0,
+                       "mechanisms": []}
                       for t in getattr(self, "tasks", [])],
         }
 

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.inline import InlineError, inline
+from pipeline.mechanisms import mechanisms_of
 from pipeline.program import plain_grid
 from pipeline.select import choose_attempts
 from pipeline.store import StoredSolver
@@ -128,16 +129,21 @@ class SolverPipeline:
             records = {}
             for task in tasks:
                 solvers = stored[task.id]
-                partial = [p for p in programs.get(task.id, []) if not p.solved]
+                # Programs that fit only some train pairs: most pairs first, then cell accuracy,
+                # then fewer calls (a stable sort keeps the search's order among equals).
+                partial = sorted((p for p in programs.get(task.id, []) if not p.solved),
+                                 key=lambda p: (-p.train_exact, -p.score, p.size))
                 ranked = [s.test_outputs for s in solvers] + [list(p.test_outputs) for p in partial]
                 attempts = choose_attempts(ranked, _grids(task.test_inputs))
                 if solvers:
                     status, program, fit = "solved", solvers[0].source, solvers[0].train_fit
+                    used = mechanisms_of(program, True)
                 else:
                     status, program = "unsolved", None
                     fit = partial[0].train_exact / len(task.train_inputs) if partial else 0.0
+                    used = mechanisms_of(partial[0].source(), False) if partial else []
                 records[task.id] = {"id": task.id, "status": status, "program": program,
-                                    "train_fit": round(float(fit), 4),
+                                    "train_fit": round(float(fit), 4), "mechanisms": used,
                                     "seconds": round(float(task_seconds.get(task.id, 0.0)), 4),
                                     "attempts": attempts}
         return records

@@ -1,0 +1,117 @@
+"""Layered composition: pieces stacked greedily from the top down reproduce the train outputs,
+in the search's results and through the whole pipeline (inline, validation, report)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.engine import search_shard
+from pipeline.layers import compose_layers, run_steps
+from pipeline.mechanisms import mechanisms_of
+from pipeline.pieces import PieceBoards, piece_worth
+from pipeline.program import FoundProgram
+from pipeline.tasks import Task, load_tasks
+from solvers import dsl
+
+ROOT = Path(__file__).resolve().parent.parent
+RAYS_OF_TWOS = (("keep_color", (2,)), ("rays", ("down",)))
+
+
+def _grid(h, w, dots):
+    g = np.zeros((h, w), dtype=np.uint8)
+    for r, c, v in dots:
+        g[r, c] = v
+    return g
+
+
+def _rays_task():
+    """Outputs: the input with rays drawn down from its 2s only (its 1s stay dots)."""
+    inputs = [_grid(5, 5, [(0, 1, 2), (3, 3, 1)]), _grid(4, 6, [(1, 4, 2), (0, 0, 1), (2, 2, 1)]),
+              _grid(6, 4, [(2, 0, 2), (0, 3, 1)])]
+    outputs = [dsl.paint(g, run_steps(RAYS_OF_TWOS, g)) for g in inputs]
+    return Task("rays-of-twos", tuple(inputs[:2]), tuple(outputs[:2]), (inputs[2],)), outputs[2]
+
+
+@pytest.mark.parametrize("with_noise", [False, True])
+def test_a_piece_over_the_input_reproduces_the_outputs(with_noise):
+    task, expected = _rays_task()
+    pieces = [RAYS_OF_TWOS, (("rays", ("down",)),)] if with_noise else [RAYS_OF_TWOS]
+    found = compose_layers(np, [task], [pieces], [[]])
+    program = found[0]
+    assert program.steps == () and program.layers == (RAYS_OF_TWOS,)
+    assert program.solved and program.size == 3
+    assert np.array_equal(program.test_outputs[0], expected)
+    ns = {}
+    exec("from solvers.dsl import *", ns)
+    exec(program.source(), ns)
+    for i, o in zip(task.train_inputs, task.train_outputs):
+        assert np.array_equal(ns["solve"](i), o)
+
+
+def test_no_stack_where_pieces_paint_wrong_cells():
+    task, _ = _rays_task()
+    assert compose_layers(np, [task], [[(("rays", ("down",)),)]], [[]]) == {}
+
+
+def test_piece_boards_keep_the_best_per_task():
+    boards = PieceBoards(2, size=2)
+    boards.offer(np.array([0, 0, 1, 0]), np.array([10, 11, 12, 13]), np.array([5, 9, 1, 9]))
+    assert boards.gids_of(0) == [11, 13] and boards.gids_of(1) == [12]
+    assert boards.threshold.tolist() == [9, 0]
+    boards.offer(np.array([0]), np.array([20]), np.array([10]))
+    assert boards.gids_of(0) == [20, 11]
+
+
+def test_piece_worth_counts_changed_cells_and_clean_pieces():
+    hist = np.zeros((2, 10, 10), dtype=np.int64)
+    hist[0, 3, 3], hist[0, 3, 4] = 5, 2   # paints 7 cells, 5 right: not clean
+    hist[1, 4, 4] = 6                      # paints 6 cells, all right
+    changed = np.zeros_like(hist)
+    changed[0, 3, 3] = 4                   # 4 of its right cells are changed ones
+    worth = piece_worth(np, hist, changed, np.array([1, -1, 0]))
+    assert worth.tolist() == [6, 0, 4]
+
+
+def test_layered_program_round_trips_and_names_its_mechanisms():
+    program = FoundProgram((("recolor", (1,)),), 80.0, True, 2, 1.0, ([[1]],), (RAYS_OF_TWOS,))
+    assert FoundProgram.from_dict(json.loads(json.dumps(program.to_dict()))) == program
+    assert mechanisms_of(program.source(), True) == ["layers"]
+    assert mechanisms_of("def solve(I):\n    O = colormap(I, {1: 2})\n    return O\n", False) == \
+        ["colour table", "partial"]
+    assert mechanisms_of(None, False) == []
+
+
+def _arc_task(task_id):
+    return next(t for t in load_tasks("arc1-train")[0] if t.id == task_id)
+
+
+@pytest.mark.slow
+def test_search_finds_a_layered_program_only_with_layers_on():
+    task = _arc_task("694f12f3")  # design half: outline over the largest object filled 2, others 1
+    with_layers = search_shard([task], 2, 0, None, 8000)
+    layered = [p for p in with_layers.programs[task.id] if p.layers]
+    assert layered and layered[0].solved
+    without = search_shard([task], 2, 0, None, 8000, mechanisms=())
+    assert not any(p.layers for p in without.programs[task.id])
+
+
+@pytest.mark.slow
+def test_run_validates_and_reports_a_layered_answer(tmp_path):
+    task = _arc_task("694f12f3")
+    challenges = {task.id: {"train": [{"input": i.tolist(), "output": o.tolist()}
+                                      for i, o in zip(task.train_inputs, task.train_outputs)],
+                            "test": [{"input": g.tolist()} for g in task.test_inputs]}}
+    path = tmp_path / "challenges.json"
+    path.write_text(json.dumps(challenges))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "pipeline", "run", "-d", str(path), "-D", "2", "-m", "-w", "1",
+           "-O", str(out), "-C", f"disk:{tmp_path / 'cache'}"]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    entry = json.loads((out / "report.json").read_text())["tasks"][0]
+    assert entry["status"] == "solved" and "paint(" in entry["program"]
+    assert entry["mechanisms"] == ["layers"]
