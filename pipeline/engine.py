@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from pipeline.colour_roles import merged, restored, role_variant
 from pipeline.layers import compose_layers
 from pipeline.mechanisms import MECHANISMS
 from pipeline.problem import Problem
@@ -126,6 +127,10 @@ def objects_frozen():
 def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None,
                      mechanisms=MECHANISMS):
     start = time.perf_counter()
+    variants = {}  # task id -> the task renamed by colour roles, searched beside it
+    if "colour_roles" in mechanisms:
+        variants = {task.id: v for task in tasks if (v := role_variant(task)) is not None}
+    originals, tasks = tasks, list(tasks) + list(variants.values())
     problem = Problem(tasks, xp, seed)
     search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells,
                     layers="layers" in mechanisms)
@@ -153,6 +158,10 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
         t0 = time.perf_counter()
         _add_layered(search, tasks, res.programs)
         res.stage_seconds["search.layers"] = time.perf_counter() - t0
+    for task in originals:
+        if task.id in variants:
+            variant = restored(task, res.programs.pop(variants[task.id].id))
+            res.programs[task.id] = merged(res.programs[task.id], variant)
     elapsed = time.perf_counter() - start
     res.stage_seconds["search.problem"] = prepared - start  # the tasks' arrays, on the device
     res.stage_seconds["search.programs"] = time.perf_counter() - searched  # the boards as programs
@@ -161,6 +170,8 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     weights = np.array([task_cost(t) for t in tasks], dtype=float)
     weights = weights / weights.sum() if weights.sum() else weights
     res.task_seconds = {t.id: float(elapsed * w) for t, w in zip(tasks, weights)}
+    for task_id, variant in variants.items():
+        res.task_seconds[task_id] += res.task_seconds.pop(variant.id)
     return res
 
 

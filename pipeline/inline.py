@@ -436,7 +436,7 @@ def inline(source: str) -> Inlined:
     return Inlined(src, solver_id(src), calls)
 
 
-def chain_source(steps, layers=()) -> str:
+def chain_source(steps, layers=(), roles=None) -> str:
     """Straight-line source of the unary chain ``steps`` applied to ``I``.
 
     ``steps`` is a list of ``(function_name, extra_args)``; each function gets
@@ -448,27 +448,36 @@ def chain_source(steps, layers=()) -> str:
 
     ``layers``, when given, are further chains applied to ``I``, each painted over the result
     of the ones before where it is non-zero (``O = paint(base, layer1, layer2, ...)``, the last
-    on top). An empty chain gives the identity solver (``O = I``). Raises
+    on top). ``roles`` (a tuple of fixed colours), when given, runs the chains on
+    ``normalise_colours(I, roles)`` and names the result back with ``restore_colours``. An
+    empty chain gives the identity solver (``O = I``). Raises
     :class:`InlineError` for a bad function name or argument.
     """
     lines = ["def solve(I):"]
+    start = "I"
+    if roles is not None:
+        _check_literal(tuple(roles))
+        lines.append(f"    x0 = normalise_colours(I, {_literal_text(tuple(roles))})")
+        start = "x0"
     results = []
     chains = (steps, *layers)
+    last = None if layers or roles is not None else "O"
     for k, chain in enumerate(chains):
         first_var = sum(len(c) for c in chains[:k]) + 1
-        results.append(_chain_lines(chain, first_var, lines, None if layers else "O"))
-    if layers:
-        lines.append(f"    O = paint({', '.join(results)})")
-    elif results[0] != "O":
-        lines.append(f"    O = {results[0]}")
+        results.append(_chain_lines(chain, first_var, lines, last, start))
+    result = f"paint({', '.join(results)})" if layers else results[0]
+    if roles is not None:
+        result = f"restore_colours({result}, I, {_literal_text(tuple(roles))})"
+    if result != "O":
+        lines.append(f"    O = {result}")
     lines.append("    return O\n")
     return "\n".join(lines)
 
 
-def _chain_lines(steps, first_var: int, lines: list, result: str | None) -> str:
-    """Append the lines of one unary chain on ``I`` to ``lines`` (variables numbered from
+def _chain_lines(steps, first_var: int, lines: list, result: str | None, start: str = "I") -> str:
+    """Append the lines of one unary chain on ``start`` to ``lines`` (variables numbered from
     ``first_var``, the last one named ``result`` when given); the name of its result."""
-    prev = "I"
+    prev = start
     for i, step in enumerate(steps):
         try:
             name, extra = step

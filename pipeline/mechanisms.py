@@ -4,7 +4,9 @@ Each mechanism is on by default and can be switched off for an ablation
 (``python -m pipeline run --without NAME``):
 
 - ``layers``: layered composition (:mod:`pipeline.layers`), a stack of search states painted
-  over each other per cell.
+  over each other per cell;
+- ``colour_roles``: each task searched a second time with its examples' colours named by role
+  (:mod:`pipeline.colour_roles`).
 
 A report also names two things every run does: ``colour table`` (a colour table learnt from the
 train pairs as the last step) and ``partial`` (the attempts come from a program that fits only
@@ -12,7 +14,7 @@ some train pairs).
 """
 from __future__ import annotations
 
-MECHANISMS = ("layers",)
+MECHANISMS = ("layers", "colour_roles")
 
 
 def mechanisms_of(source: str | None, solved: bool) -> list[str]:
@@ -21,6 +23,8 @@ def mechanisms_of(source: str | None, solved: bool) -> list[str]:
     used = []
     if source and "paint(" in source:
         used.append("layers")
+    if source and "normalise_colours(" in source:
+        used.append("colour_roles")
     if source and "colormap(" in source:
         used.append("colour table")
     if source and not solved:

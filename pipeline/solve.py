@@ -80,7 +80,8 @@ class SolverPipeline:
                         continue
                     seen.add(sid)
                     self.counts.unique += 1
-                    todo.append((task, prog, src, sid, size))
+                    # The simplicity prior: calls, plus every parameter learnt from the train pairs.
+                    todo.append((task, prog, src, sid, size + prog.learned))
         # 2. validate in isolated workers (cached: positive forever, negative for a day)
         with self.timer("validate"):
             keys = [f"{sid}:{task.digest()}" for task, _, _, sid, _ in todo]
@@ -132,7 +133,7 @@ class SolverPipeline:
                 # Programs that fit only some train pairs: most pairs first, then cell accuracy,
                 # then fewer calls (a stable sort keeps the search's order among equals).
                 partial = sorted((p for p in programs.get(task.id, []) if not p.solved),
-                                 key=lambda p: (-p.train_exact, -p.score, p.size))
+                                 key=lambda p: (-p.train_exact, -p.score, p.size + p.learned))
                 ranked = [s.test_outputs for s in solvers] + [list(p.test_outputs) for p in partial]
                 attempts = choose_attempts(ranked, _grids(task.test_inputs))
                 if solvers:
