@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
+from pipeline.cache_records import read_task_record
 from pipeline.devices import gpu_count_hint, select_device
 from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.fingerprint import code_fingerprint
@@ -214,8 +215,13 @@ class Run:
         return self.deadline - reserve
 
     # ------------------------------------------------------------------ chunks and leases
+    def _settings(self, depth: int) -> str:
+        """Key suffix naming everything besides the task and the code that can change a result
+        (the code is in every key already: the cache's fingerprint)."""
+        return f":d{depth}:s{self.o.seed}:n{self.o.states_per_task}"
+
     def _task_key(self, task, depth: int) -> str:
-        return f"{task.digest()}:d{depth}:s{self.o.seed}"
+        return task.digest() + self._settings(depth)
 
     def _chunk_size(self, n: int) -> int:
         if self.o.chunk:
@@ -254,9 +260,9 @@ class Run:
         by_key = {keys[i]: i for i in pending}
         for key, rec in found.items():
             tid = by_key[key]
-            if not isinstance(rec, dict) or "attempts" not in rec:
+            rec = read_task_record(rec, pending[tid], key)
+            if rec is None:  # malformed: searched here as if it were not there
                 continue
-            rec = dict(rec, id=tid)
             self._record(rec)
             pending.pop(tid)
             progress.advance(1)
@@ -268,7 +274,7 @@ class Run:
         for tid, task in list(pending.items()):
             if self.leases.try_acquire(f"lease:{keys[tid]}"):
                 # Another instance may have finished it between our cache read and the lease.
-                if self.cache.get(TASK_NS, keys[tid]) is not None:
+                if read_task_record(self.cache.get(TASK_NS, keys[tid]), task, keys[tid]) is not None:
                     self.leases.release(f"lease:{keys[tid]}")
                     continue
                 chunk.append(task)
@@ -306,7 +312,8 @@ class Run:
         if result.shard_seconds:
             self.shard_totals["slowest_seconds"] += max(result.shard_seconds)
             self.shard_totals["mean_seconds"] += sum(result.shard_seconds) / len(result.shard_seconds)
-        records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds)
+        records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds,
+                                              key_suffix=self._settings(depth))
         with self.timer("cache"):
             if not result.truncated:  # a cut-short search is not the answer at this depth
                 self.cache.set_many(TASK_NS, {keys[tid]: rec for tid, rec in records.items()})
@@ -385,12 +392,12 @@ class Run:
         print(f"{'total':<{width}}  {time.time() - self.start_wall:8.2f}", file=sys.stderr)
 
     def _export_best(self) -> None:
-        """Write solvers.py: the best stored solver of every task as one importable module."""
+        """Write solvers.py: the best solver of every solved task as one importable module.
+
+        The program of a task's record is its best stored solver, checked by this process (its own
+        inlining, or :mod:`pipeline.cache_records` for a record read from the cache)."""
         from pipeline.export import write_solvers_module
 
-        best = {}
-        for task in self.tasks:
-            solvers = self.store.get(task.digest())
-            if solvers:
-                best[task.id] = solvers[0].source
+        solved = [self.records[t.id] for t in self.tasks if self.records.get(t.id, {}).get("status") == "solved"]
+        best = {rec["id"]: rec["program"] for rec in solved}
         write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)
