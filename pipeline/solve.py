@@ -41,6 +41,11 @@ def _grids(arrs) -> list:
     return [a.astype(int).tolist() for a in arrs]
 
 
+def _agrees(res: ValidationResult, prog) -> bool:
+    """True when a validation's test outputs are the search's predictions."""
+    return [plain_grid(g) for g in res.test_outputs or []] == [plain_grid(g) for g in prog.test_outputs]
+
+
 class SolverPipeline:
     """Inline, validate and store the solvers of many tasks at once; then choose attempts."""
 
@@ -104,9 +109,11 @@ class SolverPipeline:
                     pass  # a malformed cached result: the solver is simply validated again
             jobs, job_keys = [], []
             grids_of: dict = {}
-            for (task, _, src, _, _), k in zip(todo, keys):
-                if k in results:
+            for (task, prog, src, _, _), k in zip(todo, keys):
+                if k in results and not (results[k].ok and not _agrees(results[k], prog)):
                     continue
+                # Not cached, or a cached "ok" whose outputs contradict this process's own search
+                # (planted or damaged): validated here.
                 if task.id not in grids_of:
                     grids_of[task.id] = (_grids(task.train_inputs), _grids(task.train_outputs),
                                          _grids(task.test_inputs))
@@ -129,7 +136,7 @@ class SolverPipeline:
                     pool_fault = res.error and res.error.startswith(POOL_ERROR_PREFIX)
                     self.counts.failed["pool error (not the solver)" if pool_fault else res.status] += 1
                     continue
-                if [plain_grid(g) for g in res.test_outputs] != [plain_grid(g) for g in prog.test_outputs]:
+                if not _agrees(res, prog):
                     self.counts.failed["disagrees with search"] += 1
                     continue
                 self.counts.ok += 1
