@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--procs-per-gpu", type=_positive_int, default=None,
                      help="search processes sharing each GPU (default 1: more time-slice it, measured slower)")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
-    run.add_argument("--lease-ttl", type=float, default=60.0,
-                     help="seconds before a crashed instance's task leases expire")
+    run.add_argument("--lease-ttl", type=_seconds, default=6.0,
+                     help="seconds before a crashed instance's task leases expire (renewed every third of it)")
     run.add_argument("--local-cache", default=".cache",
                      help="local disk folder kept beside a Redis cache (the local truth)")
     score = sub.add_parser("score", help="score a submission with the Kaggle 2025 rule")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pipeline.inline import InlineError, inline
 from pipeline.program import plain_grid
 from pipeline.select import choose_attempts
-from pipeline.store import StoredSolver
+from pipeline.store import StoredSolver, rank_solvers
 from pipeline.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
 
 VALID_NS = "valid"
@@ -142,8 +142,11 @@ class SolverPipeline:
                 self.counts.ok += 1
                 accepted.setdefault(task.id, []).append(
                     StoredSolver(sid, src, res.train_fit, size, res.seconds, res.test_outputs))
-            stored = {task.id: self.store.add(task.digest() + key_suffix, accepted.get(task.id, []))
-                      for task in tasks}
+            for task in tasks:  # shared with other instances ...
+                self.store.add(task.digest() + key_suffix, accepted.get(task.id, []))
+            # ... but the attempts come only from solvers validated here: whatever the cache holds
+            # (planted or not) never changes this run's submission.
+            stored = {task.id: rank_solvers(accepted.get(task.id, []))[: self.store.limit] for task in tasks}
         # 4. attempts: stored solvers first, then the best partial programs
         with self.timer("select"):
             records = {}
