@@ -204,3 +204,20 @@ def test_a_killed_instances_tasks_are_taken_over_within_10_s(tmp_path, redis_ser
     report = json.loads((tmp_path / "alive" / "report.json").read_text())
     assert report["run"]["searched_tasks"] == 16
     assert taken is not None and taken < 10.0, taken
+
+
+ACL_RULES = "on >s3cret ~arcbatt:* +@read +@write +@keyspace +@scripting +@connection -@dangerous"  # the README's
+
+
+@pytest.mark.redis
+def test_the_documented_acl_user_is_enough_for_a_run(tmp_path, redis_server):  # noqa: F811
+    redis_server.client().execute_command("ACL", "SETUSER", "arcbatt", *ACL_RULES.split())
+    url = redis_server.url.replace("redis://", "redis://arcbatt:s3cret@")
+    res = run(tmp_path / "o", url, tmp_path / "local", "-i")
+    assert "unreachable" not in res.stderr and "unavailable" not in res.stderr, res.stderr
+    assert "s3cret" not in res.stderr and "s3cret" not in (tmp_path / "o" / "report.json").read_text()
+    assert len(stored_keys(redis_server).get("task", [])) == COUNT
+    submission(tmp_path / "o")
+    wrong = redis_server.url.replace("redis://", "redis://arcbatt:wrong@")
+    res = run(tmp_path / "o2", wrong, tmp_path / "local2")
+    assert "is unreachable" in res.stderr  # a refused login is said at the start like an outage
