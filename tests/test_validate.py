@@ -400,3 +400,13 @@ def test_a_64_core_host_validates_what_a_2_core_host_does(monkeypatch):
         assert os.environ["OPENBLAS_NUM_THREADS"] == "1"  # what the workers were started with
     assert got == expected
     assert expected[1][0] == "ok"  # the BLAS solver saw one thread and ran under the cap
+
+
+def test_a_worker_that_cannot_run_array_code_is_a_pool_error_not_a_failed_solver():
+    """A cap too small for OpenBLAS's buffers (what 64 BLAS threads did under a real cap): the
+    worker fails its own check before any solver runs, and the jobs come back as pool errors
+    (not cached, retried by the caller), never as crashed or failed solvers."""
+    with ValidationPool(1, timeout=TIMEOUT, memory_mb=1, stall_timeout=10.0, dsl=HOSTILE_DSL) as p:
+        results = p.validate_many([job(GOOD), job(calls("as_int64"))])
+    for r in results:
+        assert r.status == "error" and r.error.startswith("pool:"), r
