@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cache import LeaseManager
-from pipeline.cache_records import read_task_record
 from pipeline.cache_identity import cache_identity
+from pipeline.cache_records import read_task_record
 from pipeline.devices import gpu_count_hint, select_device
 from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.fingerprint import code_fingerprint
