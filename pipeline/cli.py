@@ -140,8 +140,8 @@ def _score(args) -> int:
     try:
         with open(args.submission) as f:
             submission = json.load(f)
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read submission {args.submission}: {exc}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError) as exc:
+        print(f"error: cannot read submission {args.submission}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     solutions = load_solutions(args.dataset)
     if args.count:

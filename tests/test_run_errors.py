@@ -121,6 +121,10 @@ def test_deeply_nested_json_is_a_usage_error(tmp_path):
     res = run(*QUICK, "-d", str(deep), "-O", str(tmp_path / "o"), "-C", f"disk:{tmp_path / 'c'}")
     assert res.returncode == 2
     assert "nested too deeply" in one_line(res.stderr, "error:")
+    scored = subprocess.run([sys.executable, "-m", "pipeline", "score", str(deep), "-d", "arc1-train"],
+                            cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60)
+    assert scored.returncode == 2
+    assert "RecursionError" in one_line(scored.stderr, "error:")
 
 
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
