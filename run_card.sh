@@ -14,12 +14,19 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python_bin="${PYTHON:-python3}"
 
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# The run starts in the repository folder (for its defaults .cache and runs/), so paths given
+# relative to the caller's folder are made absolute first.
+absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s' "$PWD/$1" ;; esac; }
+dataset_path() {  # a file or folder (not a named dataset such as arc1-train)
+  if [ -e "$1" ] || [[ "$1" == */* ]] || [[ "$1" == *.json ]]; then absolute "$1"; else printf '%s' "$1"; fi
+}
+cache_url() { case "$1" in disk:?*) printf 'disk:%s' "$(absolute "${1#disk:}")" ;; *) printf '%s' "$1" ;; esac; }
 
 args=()
 while getopts ":c:d:oit:Tmgbw:B:C:O:s:D:h" opt; do
   case "$opt" in
     c) args+=(-c "$OPTARG") ;;
-    d) args+=(-d "$OPTARG") ;;
+    d) args+=(-d "$(dataset_path "$OPTARG")") ;;
     o) args+=(-o) ;;
     i) args+=(-i) ;;
     t) args+=(-t "$OPTARG") ;;
@@ -29,8 +36,8 @@ while getopts ":c:d:oit:Tmgbw:B:C:O:s:D:h" opt; do
     b) args+=(-b) ;;
     w) args+=(-w "$OPTARG") ;;
     B) args+=(-B "$OPTARG") ;;
-    C) args+=(-C "$OPTARG") ;;
-    O) args+=(-O "$OPTARG") ;;
+    C) args+=(-C "$(cache_url "$OPTARG")") ;;
+    O) args+=(-O "$(absolute "$OPTARG")") ;;
     s) args+=(-s "$OPTARG") ;;
     D) args+=(-D "$OPTARG") ;;
     h) usage; exit 0 ;;

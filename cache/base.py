@@ -14,6 +14,7 @@ from typing import Any
 
 from . import codec
 from .codec import Entry
+from .signing import signer_from_env
 
 DEFAULT_REDIS_TTL = 30 * 24 * 3600.0
 """TTL of a Redis key written without an explicit ttl (seconds)."""
@@ -71,6 +72,8 @@ class Cache(ABC):
 
     def __init__(self, fingerprint: str) -> None:
         self.fingerprint = codec.check_name("fingerprint", fingerprint)
+        #: Signs written values and checks read ones when ARCBATT_CACHE_KEY is set (else None).
+        self.signer = signer_from_env()
         self._stats = CacheStats()
 
     # -- public API -------------------------------------------------------------------------
@@ -105,12 +108,14 @@ class Cache(ABC):
         the default TTL to a shared Redis copy).
         """
         ttl = _check_ttl(ttl)
-        self._write({self.stored_key(ns, key): codec.encode(value, ttl)}, ttl)
+        stored = self.stored_key(ns, key)
+        self._write({stored: codec.encode(value, ttl, signer=self.signer, stored_key=stored)}, ttl)
 
     def set_many(self, ns: str, mapping: Mapping[str, Any], ttl: float | None = None) -> None:
         """Store every ``key: value`` of `mapping` (one batch per backend), like :meth:`set`."""
         ttl = _check_ttl(ttl)
-        items = {self.stored_key(ns, k): codec.encode(v, ttl) for k, v in mapping.items()}
+        stored = {self.stored_key(ns, k): v for k, v in mapping.items()}
+        items = {s: codec.encode(v, ttl, signer=self.signer, stored_key=s) for s, v in stored.items()}
         if items:
             self._write(items, ttl)
 
@@ -120,7 +125,8 @@ class Cache(ABC):
         Atomic across threads and processes (and across machines while Redis is reachable).
         """
         ttl = _check_ttl(ttl)
-        return self._add(self.stored_key(ns, key), codec.encode(value, ttl), ttl)
+        stored = self.stored_key(ns, key)
+        return self._add(stored, codec.encode(value, ttl, signer=self.signer, stored_key=stored), ttl)
 
     def delete(self, ns: str, key: str) -> None:
         """Remove (`ns`, `key`) if present."""
@@ -203,7 +209,7 @@ class Cache(ABC):
 
     def _decode(self, raw: Any, where: str, stored: str) -> Entry | None:
         """Decode `raw` found at `where`, warning and counting when it is unreadable."""
-        entry = codec.decode_or_warn(raw, where, stored)
+        entry = codec.decode_or_warn(raw, where, stored, self.signer)
         if entry is None:
             with self._stats._lock:
                 self._stats.corrupt += 1

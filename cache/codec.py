@@ -9,6 +9,10 @@ object, another format version) is reported as unreadable and treated as a miss 
 Every key is ``arcbatt:{FORMAT}:{fingerprint}:{ns}:{key}``: the fingerprint (derived by the caller
 from the DSL source and the result format) and the format version make stale results unreachable
 after a code change, instead of being served.
+
+With a :class:`~cache.signing.Signer` (``ARCBATT_CACHE_KEY`` set), the envelope also carries
+``"s"``, an HMAC over the stored key, format, times and value; decoding with a signer refuses an
+envelope whose ``"s"`` is missing or wrong.
 """
 
 from __future__ import annotations
@@ -98,18 +102,25 @@ def _plain(obj: Any) -> Any:
     )
 
 
-def encode(value: Any, ttl: float | None = None, now: float | None = None) -> bytes:
+def encode(value: Any, ttl: float | None = None, now: float | None = None, signer=None,
+           stored_key: str = "") -> bytes:
     """Wrap `value` in the envelope and pack it with msgpack.
 
     `ttl` (seconds) records the absolute expiry in the envelope (readers learn that the entry is
     short-lived and do not mirror it). `now` overrides the write time (tests, tools).
     Raises TypeError for values that are not JSON-compatible (numpy arrays are converted to lists).
+    With `signer`, the envelope is signed for `stored_key` (see the module docstring).
     """
     now = time.time() if now is None else float(now)
     envelope: dict[str, Any] = {"fmt": FORMAT, "t": now, "v": value}
     if ttl is not None:
         envelope["e"] = now + float(ttl)
     try:
+        if signer is not None:
+            # The value as the reader will see it (numpy arrays as lists), so both MACs agree.
+            plain = msgpack.unpackb(msgpack.packb(value, use_bin_type=True, default=_plain), raw=False,
+                                    strict_map_key=False)
+            envelope["s"] = signer.mac(stored_key, [FORMAT, now, envelope.get("e"), plain])
         return msgpack.packb(envelope, use_bin_type=True, default=_plain)
     except (OverflowError, ValueError) as exc:
         raise TypeError(f"cache value cannot be encoded: {exc}") from None
@@ -119,8 +130,11 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise CorruptValue(f"msgpack extension type {code} is not allowed")
 
 
-def decode(raw: Any) -> Entry:
-    """Unpack an envelope written by :func:`encode`; raise CorruptValue for anything else."""
+def decode(raw: Any, signer=None, stored_key: str = "") -> Entry:
+    """Unpack an envelope written by :func:`encode`; raise CorruptValue for anything else.
+
+    With `signer`, an envelope not signed with its secret for `stored_key` is refused too.
+    """
     if isinstance(raw, (bytearray, memoryview)):
         raw = bytes(raw)
     if not isinstance(raw, bytes):
@@ -143,13 +157,17 @@ def decode(raw: Any) -> Entry:
         expires is None or isinstance(expires, (int, float))
     ):
         raise CorruptValue("malformed envelope metadata")
+    if signer is not None and not signer.verify(stored_key, [FORMAT, written, expires, envelope["v"]],
+                                                envelope.get("s")):
+        raise CorruptValue("missing or wrong signature (ARCBATT_CACHE_KEY)")
     return Entry(envelope["v"], float(written), None if expires is None else float(expires))
 
 
-def decode_or_warn(raw: Any, where: str, stored_key: str) -> Entry | None:
-    """Decode `raw`; if unreadable, warn (CacheCorruptionWarning) and return None."""
+def decode_or_warn(raw: Any, where: str, stored_key: str, signer=None) -> Entry | None:
+    """Decode `raw` (checking its signature with `signer`); if unreadable, warn
+    (CacheCorruptionWarning) and return None."""
     try:
-        return decode(raw)
+        return decode(raw, signer, stored_key)
     except CorruptValue as exc:
         warnings.warn(
             f"arcbatt cache: unreadable value at {where} key {stored_key!r} ({exc}); "

@@ -20,6 +20,7 @@ import diskcache
 from . import codec
 from .base import DEFAULT_SIZE_LIMIT, Cache
 from .codec import Entry
+from .quarantine import open_or_quarantine, quick_check
 
 SQLITE_TIMEOUT = 30.0
 """Seconds a disk operation waits for the SQLite lock before raising diskcache.Timeout."""
@@ -61,15 +62,18 @@ def make_private_dir(path: str) -> str:
 
 
 def open_diskcache(path: str, size_limit: int = DEFAULT_SIZE_LIMIT) -> diskcache.Cache:
-    """Open (creating it 0700 if needed) a diskcache.Cache with our settings at `path`."""
+    """Open (creating it 0700 if needed) a diskcache.Cache with our settings at `path`.
+
+    A damaged database is moved aside and replaced by an empty one (see :mod:`cache.quarantine`).
+    """
     path = make_private_dir(path)
-    return diskcache.Cache(
+    return open_or_quarantine(path, lambda: diskcache.Cache(
         path,
         disk=SafeDisk,
         timeout=SQLITE_TIMEOUT,
         size_limit=int(size_limit),
         eviction_policy="none",
-    )
+    ), lambda dc: quick_check(dc._con))  # noqa: SLF001 - diskcache exposes no public handle
 
 
 class DiskStore:

@@ -141,6 +141,16 @@ class LayeredCache(Cache):
         log.info("arcbatt cache: Redis %s answers again", self._where_remote)
         return True
 
+    def unreachable(self) -> str | None:
+        """Ping Redis now: None if it answers, else why not (one line; the breaker opens quietly,
+        so the caller's notice is the only one for this outage)."""
+        try:
+            self.remote.ping()
+        except REDIS_FAULTS as exc:
+            self.breaker.failure()
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
     def flush_backlog(self) -> int:
         """Try Redis now (whatever the breaker says) and publish the backlog.
 

@@ -1,6 +1,7 @@
 """Command line: ``python -m pipeline run [options]`` and ``python -m pipeline score FILE -d DATASET``.
 
-Exit codes: 0 done; 2 bad usage or unreadable input; 3 forced GPU unusable.
+Exit codes: 0 done; 2 bad usage, unreadable input or no valid task; 3 forced GPU unusable;
+130 / 143 interrupted by SIGINT / SIGTERM (outputs written).
 """
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of both subcommands."""
     parser = argparse.ArgumentParser(prog="python -m pipeline", description="arcbatt: batched ARC program search")
@@ -36,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="arc1-train, arc1-eval, arc2-train, arc2-eval, a Kaggle folder or a challenges JSON file")
     run.add_argument("-o", "--once", action="store_true", help="one iteration only, then stop")
     run.add_argument("-i", "--initial", action="store_true", help="clear the cache and the solver store first")
-    run.add_argument("-t", "--timeout", type=float, default=5.0, help="validation timeout per solver, seconds")
+    run.add_argument("-t", "--timeout", type=_seconds, default=5.0, help="validation timeout per solver, seconds")
     run.add_argument("-T", "--timing", action="store_true", help="print a timing table per stage")
     run.add_argument("-m", "--cpu", dest="force_cpu", action="store_true", help="force the CPU")
     run.add_argument("-g", "--gpu", dest="force_gpu", action="store_true", help="force the GPU (exit 3 if unusable)")
@@ -54,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--procs-per-gpu", type=_positive_int, default=None,
                      help="search processes sharing each GPU (default 1: more time-slice it, measured slower)")
     run.add_argument("--chunk", type=int, default=None, help="tasks claimed per search batch")
-    run.add_argument("--lease-ttl", type=float, default=60.0,
-                     help="seconds before a crashed instance's task leases expire")
+    run.add_argument("--lease-ttl", type=_seconds, default=6.0,
+                     help="seconds before a crashed instance's task leases expire (renewed every third of it)")
     run.add_argument("--local-cache", default=".cache",
                      help="local disk folder kept beside a Redis cache (the local truth)")
     score = sub.add_parser("score", help="score a submission with the Kaggle 2025 rule")
@@ -68,9 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Entry point; returns the exit code."""
     from pipeline.devices import DeviceError
+    from pipeline.interrupts import exit_code, install_handlers, signal_name, signal_of
+    from pipeline.run_folders import RunFolderError
     from pipeline.tasks import DatasetError
 
     args = build_parser().parse_args(argv)
+    install_handlers()
+    _one_line_warnings()
     try:
         if args.command == "score":
             return _score(args)
@@ -84,22 +99,23 @@ def main(argv=None) -> int:
     except DeviceError as exc:
         print(f"error: GPU unusable: {exc}", file=sys.stderr)
         return 3
+    except RunFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:  # before the run's outputs existed
+        print(f"interrupted by {signal_name(signal_of(exc))}", file=sys.stderr)
+        return exit_code(signal_of(exc))
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM (a notebook or shell loop stopping us) ends the run like Ctrl-C: outputs are written."""
-    import signal
+def _one_line_warnings() -> None:
+    """Warnings (a damaged cache, a malformed cache record) print as one line each."""
+    import warnings
 
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
+    warnings.formatwarning = lambda message, category, *args, **kwargs: f"warning: {message}\n"
 
 
 def _run(args) -> int:
     from pipeline.runner import Run, RunOptions
-
-    _stop_on_sigterm()
 
     if args.force_cpu and args.force_gpu:
         print("error: -m (CPU) and -g (GPU) exclude each other", file=sys.stderr)
@@ -128,8 +144,8 @@ def _score(args) -> int:
     try:
         with open(args.submission) as f:
             submission = json.load(f)
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read submission {args.submission}: {exc}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError) as exc:
+        print(f"error: cannot read submission {args.submission}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     solutions = load_solutions(args.dataset)
     if args.count:

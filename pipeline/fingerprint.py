@@ -10,7 +10,9 @@ from pathlib import Path
 
 RESULT_FORMAT = 1  # bump when the shape of any cached value changes
 _ROOT = Path(__file__).resolve().parent.parent
-_SOURCES = ("solvers", "pipeline")  # every module that can change a result lives in these packages
+# Whole packages: any module of them may change a result (and a file's move or rename keeps
+# counting without an edit here).
+_SOURCES = ("solvers", "pipeline")
 
 
 @lru_cache(maxsize=1)

@@ -60,11 +60,13 @@ def _is_run_cmdline(cmdline: list[str], tag: str) -> bool:
     return False
 
 
-def _run_pids(tag: str) -> set[int]:
+def _run_pids(tag: str, cache: str | None = None) -> set[int]:
     """PIDs of live arcbatt run processes on this machine (top-level ones only).
 
     A process whose parent is itself a matching run is left out: with the ``fork`` start method
-    a run's worker processes inherit its command line and must not count as runs.
+    a run's worker processes inherit its command line and must not count as runs. With ``cache``
+    (a :func:`pipeline.cache_identity.cache_identity`), only runs whose command line names that
+    cache count; a run whose cache cannot be read (a tagged launcher) counts.
     """
     matched: dict[int, int] = {}
     for proc in psutil.process_iter(["pid", "ppid", "cmdline", "status"]):
@@ -72,25 +74,39 @@ def _run_pids(tag: str) -> set[int]:
         if info.get("status") == psutil.STATUS_ZOMBIE:
             continue
         cmdline = info.get("cmdline") or []
-        if cmdline and _is_run_cmdline(list(cmdline), tag):
+        if cmdline and _is_run_cmdline(list(cmdline), tag) and _uses_cache(proc, list(cmdline), cache):
             matched[info["pid"]] = info.get("ppid") or 0
     return {pid for pid, ppid in matched.items() if ppid not in matched}
 
 
-def running_instances(tag: str = "arcbatt-run") -> int:
+def _uses_cache(proc, cmdline: list, cache: str | None) -> bool:
+    """True unless ``proc`` is known to use a cache other than ``cache``."""
+    if cache is None:
+        return True
+    from pipeline.cache_identity import cmdline_cache_identity
+
+    try:
+        theirs = cmdline_cache_identity(cmdline, proc.cwd())
+    except psutil.Error:
+        return True
+    return theirs is None or theirs == cache
+
+
+def running_instances(tag: str = "arcbatt-run", cache: str | None = None) -> int:
     """Count the live arcbatt run processes on this machine, this one included if it is a run.
 
     A run is a process whose command line reads ``… pipeline run …`` (``python -m pipeline run``,
     what ``run_card.sh`` starts) or carries ``tag`` in an argument.  Zombies and the forked
-    children of a run are not counted.  Processes that cannot be inspected are skipped.
+    children of a run are not counted.  Processes that cannot be inspected are skipped.  With
+    ``cache``, only the runs that share that cache count (see :func:`_run_pids`).
     """
     try:
-        return len(_run_pids(tag))
+        return len(_run_pids(tag, cache))
     except Exception:  # psutil failing (permissions, /proc hidden): assume we are alone
         return 0
 
 
-def fair_workers(requested: int | None, tag: str = "arcbatt-run") -> int:
+def fair_workers(requested: int | None, tag: str = "arcbatt-run", cache: str | None = None) -> int:
     """Return the number of worker processes to start.
 
     ``requested`` (the ``-w`` flag) wins when given (at least 1).  Otherwise the usable CPUs are
@@ -100,7 +116,7 @@ def fair_workers(requested: int | None, tag: str = "arcbatt-run") -> int:
     if requested is not None:
         return max(1, int(requested))
     try:
-        pids = _run_pids(tag)
+        pids = _run_pids(tag, cache)
     except Exception:
         pids = set()
     instances = len(pids | {_own_run_pid(pids)})

@@ -14,14 +14,19 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from cache import LeaseManager, open_cache
+from cache import LeaseManager
+from pipeline.cache_identity import cache_identity
+from pipeline.cache_records import read_task_record
 from pipeline.devices import gpu_count_hint, select_device
 from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.fingerprint import code_fingerprint
+from pipeline.interrupts import exit_code, signal_name, signal_of
 from pipeline.mechanisms import MECHANISMS
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
 from pipeline.resources import fair_workers, running_instances, usable_cpus
+from pipeline.run_cache import open_run_cache
+from pipeline.run_folders import writable_folder
 from pipeline.select import choose_attempts
 from pipeline.solve import SolverPipeline
 from pipeline.store import SolverStore
@@ -31,7 +36,9 @@ from pipeline.validate import ValidationPool
 log = logging.getLogger("arcbatt")
 
 TASK_NS = "task"
-LEASE_TTL = 60.0
+# Leases are renewed by a heartbeat every third of this, so it only bounds how long a killed
+# instance's tasks wait before another instance takes them over.
+LEASE_TTL = 6.0
 MAX_DEPTH = 4
 DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
@@ -112,11 +119,13 @@ class Run:
         self.records: dict[str, dict] = {}
         self.iterations = 0
         self.searched_tasks = 0  # tasks this instance searched (the rest came from the cache)
+        self.interrupted = None  # the signal number that stopped the run, if one did
 
     # ------------------------------------------------------------------ main
     def execute(self) -> int:
         """Run everything; outputs are complete when this returns (also after an interrupt)."""
         o = self.o
+        self.out_dir = writable_folder(self.out_dir, "output folder (-O)")  # a bad -O fails before any work
         self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
         # The first GPU searches in this process. The processes of any further GPUs start first of
         # all (their start takes longer than this process's preparation: two H200s, session 15),
@@ -158,20 +167,20 @@ class Run:
         solved = sum(1 for r in self.records.values() if r["status"] == "solved")
         print(f"done: {len(self.records)}/{len(tasks)} tasks, {solved} with a validated solver; "
               f"outputs in {self.out_dir}", file=sys.stderr)
-        return 0
+        return exit_code(self.interrupted) if self.interrupted else 0
 
     def _run(self, tasks) -> None:
         """Everything after the device is chosen: cache, outputs, search and validation."""
         o = self.o
-        extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
-        self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
-        if o.initial:
-            self.cache.clear()
-        os.makedirs(self.out_dir, exist_ok=True)
         self.submission = {t.id: _fallback_attempts(t) for t in tasks}
         self._write_outputs()
-        self.instances = running_instances()
-        self.workers = fair_workers(o.workers)
+        self.cache = open_run_cache(o.cache_url, o.local_cache, code_fingerprint())
+        if o.initial:
+            self.cache.clear()
+        # Only the runs that share this cache share this run's tasks and count against its CPUs.
+        shared = cache_identity(o.cache_url, os.getcwd())
+        self.instances = running_instances(cache=shared)
+        self.workers = fair_workers(o.workers, cache=shared)
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         self.search_shards = len(self.gpu_slots) if self.gpu_slots else self.cpu_shards
@@ -182,8 +191,10 @@ class Run:
             with ValidationPool(self.workers, timeout=o.timeout) as pool:
                 self.solver_pipeline = SolverPipeline(self.cache, pool, self.store, self.timer)
                 self._iterate()
-        except KeyboardInterrupt:
-            print("interrupted: writing what is done", file=sys.stderr)
+        except KeyboardInterrupt as exc:
+            self.interrupted = signal_of(exc)
+            self.search_totals["truncated"] = True
+            print(f"interrupted by {signal_name(self.interrupted)}: writing what is done", file=sys.stderr)
         finally:
             self.leases.stop_renewer()
             self.leases.release_all()
@@ -216,9 +227,14 @@ class Run:
         return self.deadline - reserve
 
     # ------------------------------------------------------------------ chunks and leases
-    def _task_key(self, task, depth: int) -> str:
+    def _settings(self, depth: int) -> str:
+        """Key suffix naming everything besides the task and the code that can change a result
+        (the code is in every key already: the cache's fingerprint)."""
         without = "".join(f":-{m}" for m in MECHANISMS if m not in self.o.mechanisms)
-        return f"{task.digest()}:d{depth}:s{self.o.seed}{without}"
+        return f":d{depth}:s{self.o.seed}:n{self.o.states_per_task}{without}"
+
+    def _task_key(self, task, depth: int) -> str:
+        return task.digest() + self._settings(depth)
 
     def _chunk_size(self, n: int) -> int:
         if self.o.chunk:
@@ -257,9 +273,9 @@ class Run:
         by_key = {keys[i]: i for i in pending}
         for key, rec in found.items():
             tid = by_key[key]
-            if not isinstance(rec, dict) or "attempts" not in rec:
+            rec = read_task_record(rec, pending[tid], key)
+            if rec is None:  # malformed: searched here as if it were not there
                 continue
-            rec = dict(rec, id=tid)
             self._record(rec)
             pending.pop(tid)
             progress.advance(1)
@@ -271,7 +287,8 @@ class Run:
         for tid, task in list(pending.items()):
             if self.leases.try_acquire(f"lease:{keys[tid]}"):
                 # Another instance may have finished it between our cache read and the lease.
-                if self.cache.get(TASK_NS, keys[tid]) is not None:
+                done = self.cache.get(TASK_NS, keys[tid])
+                if done is not None and read_task_record(done, task, keys[tid]) is not None:
                     self.leases.release(f"lease:{keys[tid]}")
                     continue
                 chunk.append(task)
@@ -309,7 +326,8 @@ class Run:
         if result.shard_seconds:
             self.shard_totals["slowest_seconds"] += max(result.shard_seconds)
             self.shard_totals["mean_seconds"] += sum(result.shard_seconds) / len(result.shard_seconds)
-        records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds)
+        records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds,
+                                              key_suffix=self._settings(depth))
         with self.timer("cache"):
             if not result.truncated:  # a cut-short search is not the answer at this depth
                 self.cache.set_many(TASK_NS, {keys[tid]: rec for tid, rec in records.items()})
@@ -354,6 +372,7 @@ class Run:
                     "procs_per_gpu": getattr(self, "procs_per_gpu", None) if dev and dev.kind == "gpu" else None,
                     "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
                     "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
+                    "interrupted": signal_name(self.interrupted) if self.interrupted else None,
                     "searched_tasks": self.searched_tasks,
                     "seconds": round(elapsed, 3), "stages": stages,
                     "cache": self.cache.describe() if hasattr(self, "cache") else None,
@@ -390,12 +409,12 @@ class Run:
         print(f"{'total':<{width}}  {time.time() - self.start_wall:8.2f}", file=sys.stderr)
 
     def _export_best(self) -> None:
-        """Write solvers.py: the best stored solver of every task as one importable module."""
+        """Write solvers.py: the best solver of every solved task as one importable module.
+
+        The program of a task's record is its best stored solver, checked by this process (its own
+        inlining, or :mod:`pipeline.cache_records` for a record read from the cache)."""
         from pipeline.export import write_solvers_module
 
-        best = {}
-        for task in self.tasks:
-            solvers = self.store.get(task.digest())
-            if solvers:
-                best[task.id] = solvers[0].source
+        solved = [self.records[t.id] for t in self.tasks if self.records.get(t.id, {}).get("status") == "solved"]
+        best = {rec["id"]: rec["program"] for rec in solved}
         write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)

@@ -1,11 +1,13 @@
 """After the search: inline each found solver, validate it in the pool, store it, pick attempts.
 
 Every solver goes inline -> validate -> store before its predictions are used; one whose isolated
-run disagrees with the batched evaluation is dropped and counted.
+run disagrees with the batched evaluation is dropped and counted. Inlining is done here, never read
+from the cache: the source that runs is always what this process derived from its own program. A
+cached validation result is used only when its test outputs equal this process's own predictions.
 """
 from __future__ import annotations
 
-import hashlib
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -13,10 +15,9 @@ from pipeline.inline import InlineError, inline
 from pipeline.mechanisms import mechanisms_of
 from pipeline.program import plain_grid
 from pipeline.select import choose_attempts
-from pipeline.store import StoredSolver
+from pipeline.store import StoredSolver, rank_solvers
 from pipeline.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
 
-INLINE_NS = "inline"
 VALID_NS = "valid"
 NEGATIVE_TTL = 24 * 3600.0  # failed validations are retried after a day
 
@@ -41,6 +42,11 @@ def _grids(arrs) -> list:
     return [a.astype(int).tolist() for a in arrs]
 
 
+def _agrees(res: ValidationResult, prog) -> bool:
+    """True when a validation's test outputs are the search's predictions."""
+    return [plain_grid(g) for g in res.test_outputs or []] == [plain_grid(g) for g in prog.test_outputs]
+
+
 class SolverPipeline:
     """Inline, validate and store the solvers of many tasks at once; then choose attempts."""
 
@@ -52,16 +58,26 @@ class SolverPipeline:
         self.counts = ValidationCounts()
 
     def _inline(self, source: str):
-        key = hashlib.sha256(source.encode()).hexdigest()[:32]
-        hit = self.cache.get(INLINE_NS, key)
-        if hit is not None:
-            return hit["source"], hit["id"], hit["size"]
         res = inline(source)
-        self.cache.set(INLINE_NS, key, {"source": res.source, "id": res.solver_id, "size": res.size})
         return res.source, res.solver_id, res.size
 
-    def finish(self, tasks, programs: dict, task_seconds: dict) -> dict:
-        """Task results (id -> record) for ``tasks`` given the search's ``programs`` per task id."""
+    def _validate(self, jobs: list) -> list:
+        """Validate ``jobs``; jobs the pool failed (not their solvers) are said loudly and sent once more."""
+        fresh = self.pool.validate_many(jobs) if jobs else []
+        again = [i for i, res in enumerate(fresh) if res.error and res.error.startswith(POOL_ERROR_PREFIX)]
+        if again:
+            print(f"warning: the validation pool failed {len(again)} solver(s), not their fault "
+                  f"({fresh[again[0]].error[:160]}); retrying them", file=sys.stderr)
+            for i, res in zip(again, self.pool.validate_many([jobs[i] for i in again])):
+                fresh[i] = res
+        return fresh
+
+    def finish(self, tasks, programs: dict, task_seconds: dict, key_suffix: str = "") -> dict:
+        """Task results (id -> record) for ``tasks`` given the search's ``programs`` per task id.
+
+        Solvers are stored under ``task.digest() + key_suffix``: the suffix names the settings
+        that produced them (depth, seed, ...), so runs of other settings never mix in.
+        """
         # 1. inline every solver (train fit complete) the search found
         with self.timer("inline"):
             todo = []  # (task, FoundProgram, canonical source, id, size)
@@ -84,26 +100,29 @@ class SolverPipeline:
                     todo.append((task, prog, src, sid, size + prog.learned))
         # 2. validate in isolated workers (cached: positive forever, negative for a day)
         with self.timer("validate"):
-            keys = [f"{sid}:{task.digest()}" for task, _, _, sid, _ in todo]
+            # The timeout can change a verdict, so it is part of the key.
+            keys = [f"{sid}:{task.digest()}:t{self.pool.timeout:g}" for task, _, _, sid, _ in todo]
             known = self.cache.get_many(VALID_NS, keys) if keys else {}
             results: dict[str, ValidationResult] = {}
             for k, v in known.items():
                 try:
                     results[k] = ValidationResult.from_dict(v)
-                except ValueError:
+                except (TypeError, ValueError):
                     pass  # a malformed cached result: the solver is simply validated again
             jobs, job_keys = [], []
             grids_of: dict = {}
-            for (task, _, src, _, _), k in zip(todo, keys):
-                if k in results:
+            for (task, prog, src, _, _), k in zip(todo, keys):
+                if k in results and not (results[k].ok and not _agrees(results[k], prog)):
                     continue
+                # Not cached, or a cached "ok" whose outputs contradict this process's own search
+                # (planted or damaged): validated here.
                 if task.id not in grids_of:
                     grids_of[task.id] = (_grids(task.train_inputs), _grids(task.train_outputs),
                                          _grids(task.test_inputs))
                 tr_in, tr_out, te_in = grids_of[task.id]
                 jobs.append(ValidationJob(src, tr_in, tr_out, te_in))
                 job_keys.append(k)
-            fresh = self.pool.validate_many(jobs) if jobs else []
+            fresh = self._validate(jobs)
             for k, res in zip(job_keys, fresh):
                 results[k] = res
                 if res.error and res.error.startswith(POOL_ERROR_PREFIX):
@@ -116,15 +135,20 @@ class SolverPipeline:
                 res = results[k]
                 self.counts.validated += 1
                 if not res.ok:
-                    self.counts.failed[res.status] += 1
+                    pool_fault = res.error and res.error.startswith(POOL_ERROR_PREFIX)
+                    self.counts.failed["pool error (not the solver)" if pool_fault else res.status] += 1
                     continue
-                if [plain_grid(g) for g in res.test_outputs] != [plain_grid(g) for g in prog.test_outputs]:
+                if not _agrees(res, prog):
                     self.counts.failed["disagrees with search"] += 1
                     continue
                 self.counts.ok += 1
                 accepted.setdefault(task.id, []).append(
                     StoredSolver(sid, src, res.train_fit, size, res.seconds, res.test_outputs))
-            stored = {task.id: self.store.add(task.digest(), accepted.get(task.id, [])) for task in tasks}
+            for task in tasks:  # shared with other instances ...
+                self.store.add(task.digest() + key_suffix, accepted.get(task.id, []))
+            # ... but the attempts come only from solvers validated here: whatever the cache holds
+            # (planted or not) never changes this run's submission.
+            stored = {task.id: rank_solvers(accepted.get(task.id, []))[: self.store.limit] for task in tasks}
         # 4. attempts: stored solvers first, then the best partial programs
         with self.timer("select"):
             records = {}

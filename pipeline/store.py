@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.cache_records import read_stored_solvers
+
 STORE_NS = "store"
 
 
@@ -59,11 +61,9 @@ class SolverStore:
         """The stored solvers of a task, best first (merging what other instances stored)."""
         solvers = list(self._local.get(task_key, []))
         if self.cache is not None:
-            raw = self.cache.get(STORE_NS, task_key) or []
-            try:
-                solvers += [StoredSolver.from_dict(d) for d in raw]
-            except (KeyError, TypeError, ValueError):
-                pass  # a malformed entry is ignored; ours is rewritten below on the next add
+            raw = self.cache.get(STORE_NS, task_key)
+            # Each entry is checked (schema, solver source); a malformed one is dropped with a warning.
+            solvers += [StoredSolver.from_dict(d) for d in read_stored_solvers(raw, task_key)]
         return rank_solvers(solvers)[: self.limit]
 
     def add(self, task_key: str, new) -> list[StoredSolver]:

@@ -210,6 +210,8 @@ def _read_json(path: str) -> Any:
         raise DatasetError(
             f"{path}: malformed JSON at line {exc.lineno} col {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise DatasetError(f"{path}: JSON nested too deeply to be an ARC dataset") from None
 
 
 @functools.lru_cache(maxsize=2)
@@ -278,7 +280,8 @@ def load_tasks(spec: str, count: int = 0) -> tuple[list[Task], list[str]]:
 
     `count` takes the first entries of the file, bad ones included (a bad one is reported and
     skipped, so fewer than `count` tasks may come back). Raises DatasetError when the dataset as a
-    whole is unusable (unknown name, unreadable file, malformed JSON, top level not an object).
+    whole is unusable (unknown name, unreadable file, malformed JSON, top level not an object, no
+    valid task at all).
     """
     path, split, _ = _resolve(spec)
     raw, label = _raw_tasks(path, split)
@@ -294,6 +297,9 @@ def load_tasks(spec: str, count: int = 0) -> tuple[list[Task], list[str]]:
             problems.append(f"{label}: task {task_id}: {exc}")
             continue
         tasks.append(Task(task_id, tuple(train_in), tuple(train_out), tuple(test_in)))
+    if not tasks:
+        why = f" ({len(problems)} bad, first: {problems[0]})" if problems else " (it is empty)"
+        raise DatasetError(f"{label}: no valid task found{why}")
     return tasks, problems
 
 

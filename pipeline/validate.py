@@ -11,10 +11,17 @@ job, in order.  Nothing a solver does can hang or kill the caller:
 * **Hard timeout** (in the parent): pebble kills and replaces a worker whose task outlives its
   deadline; this catches blocking C calls and solvers that mask ``SIGALRM``.  Workers take
   ``SIGTERM`` with the default action, so the kill is immediate even inside a C call.
-* **Memory cap**: ``RLIMIT_AS`` in each worker, ``memory_mb`` above the worker's baseline after
-  its imports (``MemoryError`` -> ``"memory"``).
-* **Crashes** (segfault, ``os._exit``): pebble reports ``ProcessExpired``; the job becomes
-  ``"crash"`` with the exit code (negative: the signal) and a fresh worker replaces the dead one.
+* **Only checked code, only the DSL**: the parent runs a job only if its source passes
+  :func:`pipeline.solver_check.check_solver` (the inliner's AST checks, callees from the DSL
+  module) in this process, else the job is ``"rejected"``; the worker executes it in a namespace
+  of the DSL's names and safe builtins (no imports, no files, no ``eval``).
+* **Memory cap and threads**: ``RLIMIT_AS`` in each worker, ``memory_mb`` above the worker's
+  baseline after its imports (``MemoryError`` -> ``"memory"``); numeric thread pools pinned to
+  one thread (see :mod:`pipeline.worker_limits`).  A worker that cannot run plain array code
+  under its cap reports its jobs as pool errors, not as failed solvers.
+* **Crashes** (segfault, ``os._exit``): pebble reports ``ProcessExpired``; a fresh worker replaces
+  the dead one and the solver runs once more; a second crash makes it ``"crash"`` with the exit
+  code (negative: the signal).
 * **Backstops**: every wait in the parent has a deadline.  A running chunk that pebble has not
   ended within its hard timeout plus a margin is cancelled (and its worker killed); chunks that
   wait with none running and none finishing for ``stall_timeout`` (workers that cannot start,
@@ -43,7 +50,6 @@ error text starting with ``"pool:"``; callers should not cache those.
 from __future__ import annotations
 
 import atexit
-import builtins
 import hashlib
 import linecache
 import math
@@ -63,10 +69,14 @@ from typing import Any
 import numpy as np
 from pebble import ProcessExpired, ProcessPool
 
+from pipeline.inline import InlineError
+from pipeline.solver_check import DSL_MODULE, SAFE_BUILTINS, check_solver, dsl_namespace
+from pipeline.worker_limits import SOLVER_MEMORY_MB, pin_worker_threads
+
 __all__ = ["STATUSES", "ValidationJob", "ValidationPool", "ValidationResult", "check_grid"]
 
 #: Every status a :class:`ValidationResult` may carry.
-STATUSES = ("ok", "wrong", "error", "timeout", "crash", "memory", "bad_output")
+STATUSES = ("ok", "wrong", "error", "timeout", "crash", "memory", "bad_output", "rejected")
 
 MAX_SIDE = 30  # ARC grids are 1x1 to 30x30
 N_FRAMES = 3  # traceback frames kept in error texts
@@ -217,25 +227,28 @@ def _alarm_handler(signum, frame):
         raise _SoftTimeout()
 
 
-def _worker_init(memory_mb: int, soft_timeout: float) -> None:
+def _worker_init(memory_mb: int, soft_timeout: float, dsl_module: str = DSL_MODULE) -> None:
     """Prepare a worker: signals, the DSL base namespace (imported once), the memory cap.
 
     Never raises: a failing initializer would make pebble declare the whole pool broken.  A DSL
     that does not import yet leaves an empty base namespace; solvers that use DSL names then fail
-    with a NameError that names the import error.
+    with a NameError that names the import error.  The namespace holds the DSL's names and safe
+    builtins only (:func:`pipeline.solver_check.dsl_namespace`).  A worker that cannot run
+    ordinary array code under its cap marks itself unusable: its jobs come back as pool errors
+    (the machine's fault), never as failed solvers.
     """
     # Default action for SIGTERM: pebble's kill on a hard timeout then ends the process at once,
     # even inside a C call that holds the GIL (pebble's own handler would wait for Python code).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, _alarm_handler)
-    base: dict = {"__builtins__": builtins, "__name__": "__solver__"}
     dsl_error = None
     try:
-        exec("from solvers.dsl import *", base)
+        base = dsl_namespace(dsl_module)
     except BaseException as exc:  # noqa: BLE001 - any import failure must be reported, not raised
-        dsl_error = f"solvers.dsl failed to import: {type(exc).__name__}: {exc}"
-        base = {"__builtins__": builtins, "__name__": "__solver__"}
-    _W.update(base=base, dsl_error=dsl_error, soft=float(soft_timeout), codes={}, memory_cap=None)
+        dsl_error = f"{dsl_module} failed to import: {type(exc).__name__}: {exc}"
+        base = {"__builtins__": dict(SAFE_BUILTINS), "__name__": "__solver__"}
+    _W.update(base=base, dsl_error=dsl_error, soft=float(soft_timeout), codes={}, memory_cap=None,
+              unusable=None)
     if memory_mb and memory_mb > 0:
         try:
             baseline = _address_space_bytes()
@@ -244,6 +257,11 @@ def _worker_init(memory_mb: int, soft_timeout: float) -> None:
             _W["memory_cap"] = cap
         except (ValueError, OSError, AttributeError):
             pass  # platforms without RLIMIT_AS: run uncapped
+    try:  # what every solver needs: arrays and a small BLAS call, under the cap
+        probe = np.ones((64, 64))
+        float((probe @ probe).sum())
+    except BaseException as exc:  # noqa: BLE001
+        _W["unusable"] = f"worker {os.getpid()} cannot run array code: {type(exc).__name__}: {exc}"
 
 
 def _address_space_bytes() -> int:
@@ -290,6 +308,9 @@ def _format_exc(exc: BaseException, where: str | None, head: str | None = None) 
 def _run_job(source: str, task: tuple) -> dict:
     """Run one solver on one task inside the worker; return a result dict."""
     global _ARMED
+    if _W.get("unusable"):
+        return {"status": "error", "error": f"{POOL_ERROR_PREFIX} {_W['unusable']}", "train_fit": 0.0,
+                "test_outputs": None, "seconds": 0.0}
     train_in, train_out, test_in = task
     n_train = len(train_in)
     matches = 0
@@ -436,6 +457,7 @@ class _Chunk:
     tasks: list  # distinct task tuples used by the chunk
     items: list  # (index into tasks, source) per job
     attempts: int = 0  # pool failures seen by these jobs
+    crashes: int = 0  # worker crashes seen by this single job
 
 
 _OPEN_POOLS: "set[ValidationPool]" = set()  # strong refs: an unclosed pool is closed at exit
@@ -456,7 +478,8 @@ class ValidationPool:
 
     ``workers`` processes (see :func:`pipeline.resources.fair_workers`), ``timeout`` seconds per
     solver (all its train and test runs together; the soft limit fires at 0.8 × timeout),
-    ``memory_mb`` of address space per worker above its baseline after imports.  Use it as a
+    ``memory_mb`` of address space per worker above its baseline after imports; solvers may call
+    the public names of the module ``dsl`` (the real DSL unless given).  Use it as a
     context manager or call :meth:`close`.  :meth:`validate_many` calls are serialised.
 
     Keyword-only knobs: ``max_chunk`` caps solvers per worker call (1 disables chunking);
@@ -471,8 +494,9 @@ class ValidationPool:
         self,
         workers: int,
         timeout: float = 5.0,
-        memory_mb: int = 2048,
+        memory_mb: int = SOLVER_MEMORY_MB,
         *,
+        dsl: str = DSL_MODULE,
         max_chunk: int = 16,
         chunk_budget: float | None = None,
         max_tasks: int = 1000,
@@ -486,6 +510,8 @@ class ValidationPool:
         self.workers = int(workers)
         self.timeout = float(timeout)
         self.memory_mb = int(memory_mb)
+        self.dsl = dsl
+        pin_worker_threads()  # before any worker starts: they inherit this environment
         self.soft_timeout = 0.8 * self.timeout
         self.max_chunk = max(1, int(max_chunk))
         self.chunk_budget = (float(chunk_budget) if chunk_budget is not None
@@ -503,7 +529,7 @@ class ValidationPool:
         self._pool_lock = threading.RLock()  # guards creating and dropping the pebble pool
         self._closed = False
         #: Counters: worker calls, jobs resent one by one after a chunk failed, pool rebuilds.
-        self.stats = {"chunks": 0, "resent_singly": 0, "pool_rebuilds": 0}
+        self.stats = {"chunks": 0, "resent_singly": 0, "pool_rebuilds": 0, "crash_retries": 0}
         _OPEN_POOLS.add(self)
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -541,7 +567,7 @@ class ValidationPool:
                     max_workers=self.workers,
                     max_tasks=self.max_tasks,
                     initializer=_worker_init,
-                    initargs=(self.memory_mb, self.soft_timeout),
+                    initargs=(self.memory_mb, self.soft_timeout, self.dsl),
                     context=multiprocessing.get_context(self.start_method),
                 )
             return self._pool
@@ -625,6 +651,11 @@ class ValidationPool:
                     "error", f"TypeError: solver source is {type(job.source).__name__}, not str",
                     0.0, None, 0.0)
             else:
+                try:  # only source that passed this process's own checks is ever executed
+                    check_solver(job.source, self.dsl)
+                except InlineError as exc:
+                    results[i] = ValidationResult("rejected", f"rejected: {exc}", 0.0, None, 0.0)
+                    continue
                 groups.setdefault(key, []).append(i)
         order = [i for idx in groups.values() for i in idx]
         if not order:
@@ -778,6 +809,11 @@ class ValidationPool:
             return [_Chunk([i], chunk.tasks, [item], chunk.attempts)
                     for i, item in zip(chunk.indices, chunk.items)]
         (i,) = chunk.indices
+        if status == "crash" and chunk.crashes == 0:
+            # One crash may be the machine's (a worker killed from outside, out of memory on the
+            # host): the solver runs again in a fresh worker and is blamed only if it crashes again.
+            self.stats["crash_retries"] += 1
+            return [_Chunk(chunk.indices, chunk.tasks, chunk.items, chunk.attempts, crashes=1)]
         if status == "crash":
             results[i] = ValidationResult("crash", f"crash: {exitcode}", 0.0, None, elapsed)
         else:

@@ -69,7 +69,7 @@ def test_killed_instance_leases_expire_and_its_tasks_are_taken_over(tmp_path):
     first = subprocess.Popen([sys.executable, "-m", "pipeline", "run", *args, "-O", str(tmp_path / "dead")],
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     task = load_tasks("arc1-train", 1)[0][0]
-    lease = f"lease:{task.digest()}:d2:s0"
+    lease = f"lease:{task.digest()}:d2:s0:n8000"
     cache = open_cache(cache_url, code_fingerprint())
     watcher = LeaseManager(cache, ttl=2)
     deadline = time.monotonic() + 60

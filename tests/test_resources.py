@@ -45,14 +45,14 @@ def test_fair_workers_requested_wins():
 ])
 def test_fair_workers_shares_cpus_between_runs(monkeypatch, cpus, runs, expected):
     monkeypatch.setattr(resources, "usable_cpus", lambda: cpus)
-    monkeypatch.setattr(resources, "_run_pids", lambda tag: set(runs))
+    monkeypatch.setattr(resources, "_run_pids", lambda tag, cache=None: set(runs))
     monkeypatch.setattr(resources, "_own_run_pid", lambda pids: min(pids) if pids else -1)
     assert fair_workers(None) == expected
 
 
 def test_fair_workers_counts_this_process_when_it_is_not_a_run(monkeypatch):
     monkeypatch.setattr(resources, "usable_cpus", lambda: 8)
-    monkeypatch.setattr(resources, "_run_pids", lambda tag: {101, 102, 103})
+    monkeypatch.setattr(resources, "_run_pids", lambda tag, cache=None: {101, 102, 103})
     # This process is not among the runs: 3 others + itself share 8 CPUs.
     assert fair_workers(None) == 2
 
@@ -139,3 +139,35 @@ def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch
     for path in list(dev.iterdir()) + list(driver.iterdir()):
         path.rmdir() if path.is_dir() else path.unlink()
     assert devices.gpu_count_hint() == 0
+
+
+def test_only_runs_that_share_this_runs_cache_are_counted(tmp_path):
+    """A run on another cache is not one of ours; runs on the same cache (however its path was
+    written, relative to their own folder) are, and so are Redis runs on the same server and db."""
+    from pipeline.cache_identity import cache_identity
+
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)", "pipeline", "run"]
+    procs = {
+        "same_relative": subprocess.Popen(sleeper + ["-C", "disk:ours"], cwd=tmp_path),
+        "same_absolute": subprocess.Popen(sleeper + [f"--cache=disk:{ours}"]),
+        "other": subprocess.Popen(sleeper + ["-C", f"disk:{tmp_path / 'other'}"]),
+        "redis_same": subprocess.Popen(sleeper + ["-C", "redis://LOCALHOST:6390"]),
+        "redis_other_db": subprocess.Popen(sleeper + ["-C", "redis://localhost:6390/3"]),
+    }
+    try:
+        everyone = set(procs[name].pid for name in procs)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not everyone <= resources._run_pids("arcbatt-run"):
+            time.sleep(0.05)
+        disk_runs = resources._run_pids("arcbatt-run", cache_identity(f"disk:{ours}", "/"))
+        assert {procs["same_relative"].pid, procs["same_absolute"].pid} <= disk_runs
+        assert procs["other"].pid not in disk_runs and procs["redis_same"].pid not in disk_runs
+        redis_runs = resources._run_pids("arcbatt-run", cache_identity("redis://localhost:6390/0", "/"))
+        assert procs["redis_same"].pid in redis_runs
+        assert procs["redis_other_db"].pid not in redis_runs and procs["other"].pid not in redis_runs
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait(5)

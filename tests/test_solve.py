@@ -55,7 +55,7 @@ def test_disagreeing_solver_is_dropped_and_counted(tmp_path, pool, arrays):
     assert rec["attempts"][0]["attempt_1"] == right
     assert rec["attempts"][0]["attempt_2"] == wrong  # then the best partial program
     assert type(rec["attempts"][0]["attempt_2"][0][0]) is int  # plain data for the JSON
-    # A second pass is served from the cache (inline and validation) and stores nothing twice.
+    # A second pass is served from the cache (validation) and stores nothing twice.
     again = SolverPipeline(cache, pool, SolverStore(cache), StageTimer()).finish([task], programs, {})
     assert again[task.id] == rec
     assert len(SolverStore(cache).get(task.digest())) == 1

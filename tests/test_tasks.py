@@ -303,8 +303,11 @@ def test_top_level_not_an_object(tmp_path, top):
         load_tasks(write(tmp_path / "c.json", top))
 
 
-def test_empty_dataset_is_fine(tmp_path):
-    assert load_tasks(write(tmp_path / "c.json", {})) == ([], [])
+def test_a_dataset_without_a_valid_task_is_an_error(tmp_path):
+    with pytest.raises(DatasetError, match="no valid task found"):
+        load_tasks(write(tmp_path / "c.json", {}))
+    with pytest.raises(DatasetError, match="no valid task found .1 bad"):
+        load_tasks(write(tmp_path / "d.json", {"t1": {"train": [], "test": [{"input": [[1]]}]}}))
 
 
 @settings(max_examples=50, deadline=None)

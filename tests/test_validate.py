@@ -38,36 +38,28 @@ IDENTITY = ([GRID_A, GRID_B], [GRID_A, GRID_B], [GRID_T])
 
 GOOD = "def solve(I):\n    return I\n"
 
+HOSTILE_DSL = "hostile_dsl"  # tests/hostile_dsl.py: real harm, offered as DSL primitives
+
+
+def calls(name: str, *args) -> str:
+    """A straight-line solver that calls the hostile primitive ``name`` on its input."""
+    extra = "".join(f", {a!r}" for a in args)
+    return f"def solve(I):\n    O = {name}(I{extra})\n    return O\n"
+
+
 HOSTILE = {
-    "endless_loop": ("def solve(I):\n    while True:\n        pass\n", "timeout", "soft limit"),
-    "sleep_alarm_masked": (
-        "import signal, time\n"
-        "def solve(I):\n"
-        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
-        "    time.sleep(100)\n"
-        "    return I\n",
-        "timeout", "hard limit"),
-    "select_alarm_masked": (
-        "import select, signal\n"
-        "def solve(I):\n"
-        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
-        "    select.select([], [], [], 100)\n"
-        "    return I\n",
-        "timeout", "hard limit"),
-    "bytearray_10gb": ("def solve(I):\n    x = bytearray(10 * 2**30)\n    return I\n",
-                       "memory", "MemoryError"),
-    "numpy_10gb": ("import numpy\n"
-                   "def solve(I):\n    x = numpy.ones(10 * 2**30, dtype=numpy.uint8)\n    return I\n",
-                   "memory", "MemoryError"),
-    "segfault": ("import ctypes\ndef solve(I):\n    ctypes.string_at(0)\n    return I\n",
-                 "crash", "crash: -11"),
-    "os_exit_3": ("import os\ndef solve(I):\n    os._exit(3)\n", "crash", "crash: 3"),
-    "exception": ("def solve(I):\n    x = 0\n    return 1 / x\n",
-                  "error", "ZeroDivisionError: division by zero"),
-    "wrong_output": ("def solve(I):\n    return I * 0 + 1\n", "wrong", "differ"),
-    "string_output": ("def solve(I):\n    return 'abc'\n", "bad_output", "returned str"),
-    "3d_output": ("def solve(I):\n    return [[[1, 2]]]\n", "bad_output", "3-D"),
-    "colour_12": ("def solve(I):\n    return [[12]]\n", "bad_output", "colour 12"),
+    "endless_loop": (calls("endless_loop"), "timeout", "soft limit"),
+    "sleep_alarm_masked": (calls("sleep_alarm_masked"), "timeout", "hard limit"),
+    "select_alarm_masked": (calls("select_alarm_masked"), "timeout", "hard limit"),
+    "bytearray_10gb": (calls("bytearray_gb", 10), "memory", "MemoryError"),
+    "numpy_10gb": (calls("numpy_gb", 10), "memory", "MemoryError"),
+    "segfault": (calls("segfault"), "crash", "crash: -11"),
+    "os_exit_3": (calls("exit_with", 3), "crash", "crash: 3"),
+    "exception": (calls("divide_by_zero"), "error", "ZeroDivisionError: division by zero"),
+    "wrong_output": (calls("ones"), "wrong", "differ"),
+    "string_output": (calls("text"), "bad_output", "returned str"),
+    "3d_output": (calls("cube"), "bad_output", "3-D"),
+    "colour_12": (calls("colour_12"), "bad_output", "colour 12"),
 }
 
 
@@ -121,7 +113,7 @@ def _running(proc: psutil.Process) -> bool:
 def pool():
     """One warmed pool of 2 workers for the module; closed (and checked) at the end."""
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    p = ValidationPool(2, timeout=TIMEOUT, memory_mb=1024)
+    p = ValidationPool(2, timeout=TIMEOUT, memory_mb=1024, dsl=HOSTILE_DSL)
     assert p.validate_many([job(GOOD)] * 4)[0].status == "ok"  # spawn and initialise workers
     yield p
     p.close()
@@ -152,49 +144,58 @@ def test_hostile_solver_is_reported_and_pool_keeps_serving(pool, name):
 
 
 def test_error_carries_type_message_and_solver_frames(pool):
-    src = "def helper(g):\n    return g[99]\n\ndef solve(I):\n    x = helper(I)\n    return x\n"
-    result, _ = timed(pool, src)
+    result, _ = timed(pool, calls("index_99"))
     assert result.status == "error"
     assert result.error.startswith("IndexError: index 99 is out of bounds")
     assert "train input 0" in result.error
-    assert "in helper" in result.error and "in solve" in result.error
-    assert "return g[99]" in result.error  # the solver's own line is shown
+    assert "in index_99" in result.error and "in solve" in result.error
+    assert "return g[99]" in result.error  # the primitive's own line is shown
 
 
-def test_syntax_error_and_missing_solve(pool):
+def test_syntax_error_and_missing_solve_are_rejected_before_running(pool):
     result, _ = timed(pool, "def solve(I):\n    return (\n")
-    assert result.status == "error" and result.error.startswith("SyntaxError")
+    assert result.status == "rejected" and "syntax error" in result.error
     result, _ = timed(pool, "x = 1\n")
-    assert result.status == "error" and "solve" in result.error
+    assert result.status == "rejected" and "solve" in result.error
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ("import os\ndef solve(I):\n    os._exit(3)\n", "top level"),
+    ("def solve(I):\n    O = __import__('os')\n    return O\n", "__import__"),
+    ("def solve(I):\n    O = __import__('os').system('true')\n    return O\n", "Attribute"),
+    ("def solve(I):\n    O = eval('1')\n    return O\n", "eval"),
+    ("def solve(I):\n    O = I.tolist()\n    return O\n", "callee"),
+    ("def solve(I):\n    O = rot90(I)\n    return O\n", "rot90"),  # not a name of this DSL
+])
+def test_code_outside_the_inliner_checks_or_the_dsl_never_runs(pool, source, fragment):
+    result, wall = timed(pool, source)
+    assert result.status == "rejected" and fragment in result.error, result.error
+    assert wall < 1.0
 
 
 def test_partial_fit_is_wrong_with_fraction(pool):
-    src = "def solve(I):\n    return I if I.shape[0] == 2 else I * 0\n"
-    result, _ = timed(pool, src)
+    result, _ = timed(pool, calls("zero_unless_two_rows"))
     assert result.status == "wrong"
     assert result.train_fit == pytest.approx(0.5)
     assert "pair 1" in result.error and "pair 0" not in result.error
 
 
 def test_failure_on_test_input_only(pool):
-    src = "def solve(I):\n    if I.shape[0] == 1:\n        raise ValueError('no result')\n    return I\n"
-    result, _ = timed(pool, src)
+    result, _ = timed(pool, calls("fail_on_one_row"))
     assert result.status == "error"
     assert "ValueError: no result" in result.error and "test input 0" in result.error
     assert result.train_fit == 1.0 and result.test_outputs is None
 
 
 def test_solver_may_not_corrupt_the_task(pool):
-    src = "def solve(I):\n    I[0, 0] = 9\n    return I\n"
-    result, _ = timed(pool, src)
+    result, _ = timed(pool, calls("paint_corner"))
     assert result.status == "wrong"  # its own copy was changed, the expected outputs were not
     after, _ = timed(pool, GOOD)
     assert after.status == "ok"
 
 
 def test_numpy_outputs_of_other_int_dtypes_are_accepted(pool):
-    src = "import numpy as np\ndef solve(I):\n    return I.astype(np.int64)\n"
-    result, _ = timed(pool, src)
+    result, _ = timed(pool, calls("as_int64"))
     assert result.status == "ok" and result.test_outputs == [GRID_T]
 
 
@@ -236,19 +237,14 @@ def test_numpy_task_grids_are_accepted(pool):
 
 def test_exit_code_zero_is_bounded(pool):
     # pebble does not report a worker that exits with code 0: the hard timeout catches it.
-    result, wall = timed(pool, "import os\ndef solve(I):\n    os._exit(0)\n")
+    result, wall = timed(pool, calls("exit_with", 0))
     assert result.status in {"crash", "timeout"}
     assert wall <= TIMEOUT + SLACK
 
 
 def test_blocked_sigterm_is_still_killed(pool):
     # Masking SIGTERM as well makes pebble wait 3 s before SIGKILL; still bounded, still reported.
-    src = ("import signal, time\n"
-           "def solve(I):\n"
-           "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})\n"
-           "    time.sleep(100)\n"
-           "    return I\n")
-    result, wall = timed(pool, src)
+    result, wall = timed(pool, calls("sleep_all_masked"))
     assert result.status == "timeout", result.error
     assert wall <= TIMEOUT + 3.0 + SLACK
     assert timed(pool, GOOD)[0].status == "ok"
@@ -256,7 +252,7 @@ def test_blocked_sigterm_is_still_killed(pool):
 
 def test_no_worker_survives_close():
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    p = ValidationPool(2, timeout=TIMEOUT)
+    p = ValidationPool(2, timeout=TIMEOUT, dsl=HOSTILE_DSL)
     results = p.validate_many([job(GOOD), job(HOSTILE["segfault"][0]), job(HOSTILE["sleep_alarm_masked"][0]),
                                job(GOOD)])
     assert [r.status for r in results] == ["ok", "crash", "timeout", "ok"]
@@ -272,7 +268,7 @@ def test_no_worker_survives_close():
 
 def test_close_from_another_thread_while_a_solver_blocks():
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    p = ValidationPool(1, timeout=30.0)
+    p = ValidationPool(1, timeout=30.0, dsl=HOSTILE_DSL)
     assert p.validate_many([job(GOOD)])[0].status == "ok"
     done = []
     t = threading.Thread(target=lambda: done.append(p.validate_many([job(HOSTILE["sleep_alarm_masked"][0])])),
@@ -341,7 +337,7 @@ def test_result_dict_roundtrip_json_and_msgpack():
     assert ValidationResult.from_dict(w.to_dict()) == w
     with pytest.raises(ValueError):
         ValidationResult.from_dict({"status": "great", "train_fit": 1.0})
-    assert set(STATUSES) == {"ok", "wrong", "error", "timeout", "crash", "memory", "bad_output"}
+    assert set(STATUSES) == {"ok", "wrong", "error", "timeout", "crash", "memory", "bad_output", "rejected"}
 
 
 @pytest.mark.parametrize("value, fragment", [
@@ -376,11 +372,41 @@ def _dsl_rot90():
 
 
 @pytest.mark.skipif(_dsl_rot90() is None, reason="solvers.dsl does not import yet")
-def test_dsl_solver_rot90(pool):
+def test_dsl_solver_rot90():
     rot90 = _dsl_rot90()
     ins = [np.array(GRID_A, dtype=np.uint8), np.array(GRID_B, dtype=np.uint8)]
     outs = [np.asarray(rot90(g)).tolist() for g in ins]
     task = ([g.tolist() for g in ins], outs, [GRID_T])
-    result, _ = timed(pool, "def solve(I):\n    return rot90(I)\n", task)
+    with ValidationPool(1, timeout=5.0) as real:
+        result, _ = timed(real, "def solve(I):\n    return rot90(I)\n", task)
     assert result.status == "ok", result.error
     assert result.test_outputs == [np.asarray(rot90(np.array(GRID_T, dtype=np.uint8))).tolist()]
+
+
+def test_a_64_core_host_validates_what_a_2_core_host_does(monkeypatch):
+    """On a 64-core host the numeric libraries start 64 threads unless told otherwise (here: as a
+    user's environment would tell them), and the default pool has 4 workers: the workers still run
+    one BLAS thread each under the same memory cap and reach the same verdicts as 2 workers."""
+    sources = [GOOD, calls("blas_threads"), calls("as_int64"), calls("ones"), calls("divide_by_zero"),
+               calls("bytearray_gb", 10), calls("segfault")] * 2
+    with ValidationPool(2, timeout=TIMEOUT, dsl=HOSTILE_DSL) as small:
+        expected = [(r.status, r.test_outputs) for r in small.validate_many([job(s) for s in sources])]
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, "64")
+    from pipeline.resources import MAX_DEFAULT_WORKERS
+
+    with ValidationPool(MAX_DEFAULT_WORKERS, timeout=TIMEOUT, dsl=HOSTILE_DSL) as large:
+        got = [(r.status, r.test_outputs) for r in large.validate_many([job(s) for s in sources])]
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"  # what the workers were started with
+    assert got == expected
+    assert expected[1][0] == "ok"  # the BLAS solver saw one thread and ran under the cap
+
+
+def test_a_worker_that_cannot_run_array_code_is_a_pool_error_not_a_failed_solver():
+    """A cap too small for OpenBLAS's buffers (what 64 BLAS threads did under a real cap): the
+    worker fails its own check before any solver runs, and the jobs come back as pool errors
+    (not cached, retried by the caller), never as crashed or failed solvers."""
+    with ValidationPool(1, timeout=TIMEOUT, memory_mb=1, stall_timeout=10.0, dsl=HOSTILE_DSL) as p:
+        results = p.validate_many([job(GOOD), job(calls("as_int64"))])
+    for r in results:
+        assert r.status == "error" and r.error.startswith("pool:"), r
