@@ -36,23 +36,40 @@ def run_steps(steps, grid):
 
 
 class _Chains:
-    """Candidate chains of one task with their grids on every sample (train inputs, then test)."""
+    """Candidate chains of one task with their grids on its train inputs (``grids``) and, asked
+    for only for the chains a stack uses, on its test inputs (:meth:`test_grids`)."""
 
     def __init__(self, task):
-        self.samples = list(task.train_inputs) + list(task.test_inputs)
         self.shapes = [o.shape for o in task.train_outputs]
         self.steps: list = []
         self.grids: list = []
+        # chain -> its grids (None: no result), prefixes shared; train and test apart
+        self._made: dict = {(): list(task.train_inputs)}
+        self._made_test: dict = {(): list(task.test_inputs)}
 
     def add(self, steps) -> None:
         """Add the chain ``steps`` if its train grids have the train outputs' sizes."""
         if steps in self.steps:
             return
-        grids = [run_steps(steps, g) for g in self.samples]
-        if any(g is None for g in grids) or any(g.shape != s for g, s in zip(grids, self.shapes)):
+        grids = self._grids(steps)
+        if grids is None or any(g.shape != s for g, s in zip(grids, self.shapes)):
             return
         self.steps.append(steps)
         self.grids.append(grids)
+
+    def test_grids(self, index: int):
+        """The grids of chain ``index`` on the test inputs (None where a step has no result)."""
+        return self._grids(self.steps[index], self._made_test)
+
+    def _grids(self, steps, made=None):
+        """The grids of the chain ``steps`` on the samples of ``made`` (default: the train
+        inputs), from those of its longest prefix made already."""
+        made = self._made if made is None else made
+        if steps not in made:
+            before = self._grids(steps[:-1], made)
+            grids = None if before is None else [run_steps(steps[-1:], g) for g in before]
+            made[steps] = None if grids is None or any(g is None for g in grids) else grids
+        return made[steps]
 
 
 def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX_LAYERS) -> dict:
@@ -100,7 +117,7 @@ def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
         target[t, :flat.size] = flat
         cell[t, :flat.size] = True
         for p, g in enumerate(c.grids):
-            grids[t, p, :flat.size] = np.concatenate([x.ravel() for x in g[:len(task.train_outputs)]])
+            grids[t, p, :flat.size] = np.concatenate([x.ravel() for x in g])
         is_piece[t, :n_pieces] = True
         exists[t, :len(c.steps)] = True
     target, cell, grids = xp.asarray(target), xp.asarray(cell), xp.asarray(grids)
@@ -151,11 +168,14 @@ def _program(task, chains: _Chains, bottom: int, layers: list) -> FoundProgram |
     test grids do not stack (sizes differ)."""
     n_train = len(task.train_outputs)
     order = layers[::-1]  # painted bottom up
+    made = {p: chains.test_grids(p) for p in [bottom] + order}
+    if any(grids is None for grids in made.values()):
+        return None
     tests = []
     for j in range(len(task.test_inputs)):
-        grid = chains.grids[bottom][n_train + j]
+        grid = made[bottom][j]
         for p in order:
-            top = chains.grids[p][n_train + j]
+            top = made[p][j]
             if top.shape != grid.shape:
                 return None
             grid = np.where(top != 0, top, grid)
