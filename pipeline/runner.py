@@ -40,6 +40,8 @@ TASK_NS = "task"
 # instance's tasks wait before another instance takes them over.
 LEASE_TTL = 6.0
 MAX_DEPTH = 4
+# With a budget, iterations past MAX_DEPTH keep twice the states per task and level each, up to this.
+MAX_STATES_PER_TASK = 256_000
 DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
 # chunks of fewer tasks than this are searched on the CPU even in GPU mode.
@@ -118,6 +120,9 @@ class Run:
         self.search_stages: dict[str, float] = {}
         self.records: dict[str, dict] = {}
         self.iterations = 0
+        self.states_per_task = opts.states_per_task  # this iteration's (a budget widens it)
+        self.stop_reason = None  # why no further iteration ran
+        self.solved_at: dict = {}  # task id -> seconds into the run when it was first solved
         self.searched_tasks = 0  # tasks this instance searched (the rest came from the cache)
         self.interrupted = None  # the signal number that stopped the run, if one did
 
@@ -204,17 +209,33 @@ class Run:
             self.cache.close()
 
     def _iterate(self) -> None:
-        """Iteration 1 searches at depth D; with a budget (and not -o), deeper iterations follow on
-        the tasks still unsolved while time remains, up to depth 4."""
+        """Iteration 1 searches at depth D. With a budget (and not -o), further iterations search
+        the tasks still unsolved while time remains: one level deeper each, up to depth 4, then
+        with twice the states per task and level each, up to MAX_STATES_PER_TASK. Records why it
+        stopped (``stop_reason``)."""
         depth = self.o.depth
         todo = list(self.tasks)
-        while todo:
+        while True:
             self.iterations += 1
             self._process(todo, depth)
-            if self.o.once or self.o.budget is None or depth >= MAX_DEPTH or self._time_left() <= 0:
-                break
-            depth += 1
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
+            if not todo:
+                self.stop_reason = "every task solved"
+            elif self.o.once or self.o.budget is None:
+                self.stop_reason = "one iteration"
+            elif self._time_left() <= 0 or self.search_totals["truncated"]:
+                self.stop_reason = "budget"
+            elif depth < MAX_DEPTH:
+                depth += 1
+            elif self.states_per_task < MAX_STATES_PER_TASK:
+                self.states_per_task *= 2
+            else:
+                self.stop_reason = "nothing left to try"
+            if self.stop_reason:
+                break
+            print(f"iteration {self.iterations + 1}: {len(todo)} unsolved tasks at depth {depth}, "
+                  f"{self.states_per_task} states per task and level, {self._time_left():.0f} s left",
+                  file=sys.stderr)
 
     def _time_left(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.time()
@@ -231,7 +252,7 @@ class Run:
         """Key suffix naming everything besides the task and the code that can change a result
         (the code is in every key already: the cache's fingerprint)."""
         without = "".join(f":-{m}" for m in MECHANISMS if m not in self.o.mechanisms)
-        return f":d{depth}:s{self.o.seed}:n{self.o.states_per_task}{without}"
+        return f":d{depth}:s{self.o.seed}:n{self.states_per_task}{without}"
 
     def _task_key(self, task, depth: int) -> str:
         return task.digest() + self._settings(depth)
@@ -306,7 +327,7 @@ class Run:
                 self.shard_workers.ready()
         t0 = time.perf_counter()
         result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
-                            states_per_task=self.o.states_per_task,
+                            states_per_task=self.states_per_task,
                             shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             procs_per_gpu=self.procs_per_gpu,
@@ -346,6 +367,8 @@ class Run:
             return
         self.records[rec["id"]] = rec
         self.submission[rec["id"]] = rec["attempts"]
+        if rec["status"] == "solved":
+            self.solved_at.setdefault(rec["id"], round(time.time() - self.start_wall, 3))
 
     # ------------------------------------------------------------------ outputs
     def _write_outputs(self) -> None:
@@ -372,6 +395,7 @@ class Run:
                     "procs_per_gpu": getattr(self, "procs_per_gpu", None) if dev and dev.kind == "gpu" else None,
                     "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
                     "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
+                    "stop_reason": self.stop_reason,
                     "interrupted": signal_name(self.interrupted) if self.interrupted else None,
                     "searched_tasks": self.searched_tasks,
                     "seconds": round(elapsed, 3), "stages": stages,
@@ -388,10 +412,11 @@ class Run:
                       "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
             "validation": pipeline.counts.to_dict() if pipeline else {},
             "tasks": [{**{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")},
-                       "mechanisms": self.records[t.id].get("mechanisms", [])}
+                       "mechanisms": self.records[t.id].get("mechanisms", []),
+                       "solved_at": self.solved_at.get(t.id)}
                       if t.id in self.records else
                       {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0,
-                       "mechanisms": []}
+                       "mechanisms": [], "solved_at": None}
                       for t in getattr(self, "tasks", [])],
         }
 
