@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from cache import CacheURLError, parse_duration
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("submission")
     score.add_argument("-d", "--dataset", required=True)
     score.add_argument("-c", "--count", type=_positive_int, default=0, help="score only the first N tasks")
+    score.add_argument("--html", nargs="?", const="", default=None, metavar="PATH",
+                       help="also write a page marking each attempt right or wrong beside the expected output "
+                            "(default PATH: score.html beside the submission)")
     return parser
 
 
@@ -128,12 +132,32 @@ def _score(args) -> int:
         print(f"error: cannot read submission {args.submission}: {exc}", file=sys.stderr)
         return 2
     solutions = load_solutions(args.dataset)
-    if args.count:
+    tasks = None
+    if args.count or args.html is not None:
         tasks, _ = load_tasks(args.dataset, args.count)
+    if args.count:
         ids = {t.id for t in tasks}
         solutions = {k: v for k, v in solutions.items() if k in ids}
     correct, total, per_task = score_submission(submission, solutions)
     solved_tasks = sum(all(v) for v in per_task.values())
     print(f"tasks fully correct: {solved_tasks}/{len(per_task)}")
+    if isinstance(submission, dict):
+        _print_overlap(submission, solutions, args.dataset)
+    if args.html is not None:
+        from pipeline.report_html import write_score_page
+
+        path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.submission)), "score.html")
+        write_score_page(path, tasks, submission, solutions, args.submission)
+        print(f"page: {path}")
     print(f"score: {correct}/{total}")
     return 0
+
+
+def _print_overlap(submission: dict, solutions: dict, dataset: str) -> None:
+    """Say how many of the submission's tasks the dataset lacks, and the other way round."""
+    extra = sum(1 for k in submission if k not in solutions)
+    missing = sum(1 for k in solutions if k not in submission)
+    if extra:
+        print(f"{extra} of the submission's {len(submission)} tasks are not in {dataset}")
+    if missing:
+        print(f"{missing} of the {len(solutions)} scored tasks of {dataset} are not in the submission (scored wrong)")

@@ -20,6 +20,7 @@ from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes
 from pipeline.fingerprint import code_fingerprint
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
+from pipeline.report_html import RunPage
 from pipeline.resources import fair_workers, running_instances, usable_cpus
 from pipeline.select import choose_attempts
 from pipeline.solve import SolverPipeline
@@ -110,6 +111,8 @@ class Run:
         self.records: dict[str, dict] = {}
         self.iterations = 0
         self.searched_tasks = 0  # tasks this instance searched (the rest came from the cache)
+        self.depth_now = None  # the depth of the iteration running: each record taken is stamped with it
+        self.page = None  # report.html, built once the tasks are loaded
 
     # ------------------------------------------------------------------ main
     def execute(self) -> int:
@@ -228,6 +231,7 @@ class Run:
     def _process(self, tasks, depth: int) -> None:
         pending = {t.id: t for t in tasks}
         keys = {t.id: self._task_key(t, depth) for t in tasks}
+        self.depth_now = depth
         progress = Progress(len(tasks), f"depth {depth}")
         try:
             while pending:
@@ -323,6 +327,9 @@ class Run:
         old = self.records.get(rec["id"])
         if old is not None and rec["status"] != "solved" and (old["status"] == "solved" or partial):
             return
+        # depth: the search depth whose iteration gave the record; solved_at: run seconds when taken.
+        rec = dict(rec, depth=self.depth_now,
+                   solved_at=round(time.time() - self.start_wall, 3) if rec["status"] == "solved" else None)
         self.records[rec["id"]] = rec
         self.submission[rec["id"]] = rec["attempts"]
 
@@ -330,7 +337,11 @@ class Run:
     def _write_outputs(self) -> None:
         with self.timer("write"):
             write_json_atomic(os.path.join(self.out_dir, "submission.json"), self.submission)
-            write_json_atomic(os.path.join(self.out_dir, "report.json"), self.report())
+            report = self.report()
+            write_json_atomic(os.path.join(self.out_dir, "report.json"), report)
+            if self.page is None:
+                self.page = RunPage(self.tasks)
+            self.page.write(os.path.join(self.out_dir, "report.html"), report, self.submission)
 
     def report(self) -> dict:
         """The report.json document (see DESIGN.md for the fields)."""
@@ -365,9 +376,11 @@ class Run:
             "cache": {"hits": stats.get("hits", 0), "misses": stats.get("misses", 0),
                       "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
             "validation": pipeline.counts.to_dict() if pipeline else {},
-            "tasks": [{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")}
+            "tasks": [{k: self.records[t.id][k]
+                       for k in ("id", "status", "program", "train_fit", "seconds", "depth", "solved_at")}
                       if t.id in self.records else
-                      {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0}
+                      {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0,
+                       "depth": None, "solved_at": None}
                       for t in getattr(self, "tasks", [])],
         }
 
