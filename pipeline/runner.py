@@ -21,6 +21,7 @@ from pipeline.fingerprint import code_fingerprint
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
 from pipeline.report_html import RunPage
+from pipeline.search_progress import ShardBoard
 from pipeline.resources import fair_workers, running_instances, usable_cpus
 from pipeline.select import choose_attempts
 from pipeline.solve import SolverPipeline
@@ -87,6 +88,14 @@ class StageTimer:
     def add(self, stage: str, seconds: float) -> None:
         """Add ``seconds`` to ``stage``."""
         self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+
+def _clock(seconds: float) -> str:
+    """Seconds as a short duration: 42s, 12m05s, 3h20m."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    return f"{s // 60}m{s % 60:02d}s" if s < 3600 else f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 def _fallback_attempts(task) -> list:
@@ -176,6 +185,7 @@ class Run:
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         self.search_shards = len(self.gpu_slots) if self.gpu_slots else self.cpu_shards
+        self.board = ShardBoard(max(self.cpu_shards, len(self.gpu_slots)))
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -188,6 +198,7 @@ class Run:
         finally:
             self.leases.stop_renewer()
             self.leases.release_all()
+            self.board.close()
             self._write_outputs()
             if o.export_best:
                 self._export_best()
@@ -200,8 +211,20 @@ class Run:
         todo = list(self.tasks)
         while todo:
             self.iterations += 1
+            if self.iterations > 1:
+                print(f"budget: {_clock(self._time_left())} left: iteration {self.iterations} searches depth "
+                      f"{depth} on the {len(todo)} unsolved tasks", file=sys.stderr, flush=True)
             self._process(todo, depth)
-            if self.o.once or self.o.budget is None or depth >= MAX_DEPTH or self._time_left() <= 0:
+            if self.o.once or self.o.budget is None:
+                break
+            search_deadline = self._search_deadline()
+            if self._time_left() <= 0 or time.time() > search_deadline:
+                print(f"budget: stopping the search after depth {depth} ({_clock(max(0.0, self._time_left()))} "
+                      f"left to write the results)", file=sys.stderr, flush=True)
+                break
+            if depth >= MAX_DEPTH:
+                print(f"budget: depth {MAX_DEPTH} searched, the deepest; stopping with "
+                      f"{_clock(self._time_left())} left", file=sys.stderr, flush=True)
                 break
             depth += 1
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
@@ -232,7 +255,8 @@ class Run:
         pending = {t.id: t for t in tasks}
         keys = {t.id: self._task_key(t, depth) for t in tasks}
         self.depth_now = depth
-        progress = Progress(len(tasks), f"depth {depth}")
+        progress = Progress(len(tasks), f"depth {depth}, iteration {self.iterations}", solved=self._solved_count,
+                            start=time.monotonic() - (time.time() - self.start_wall))
         try:
             while pending:
                 self._collect_cached(pending, keys, progress)
@@ -241,6 +265,7 @@ class Run:
                 search_deadline = self._search_deadline()
                 if search_deadline is not None and time.time() > search_deadline:
                     self.search_totals["truncated"] = True
+                    progress.note(f"budget: no time left to search the other {len(pending)} tasks at depth {depth}")
                     break
                 chunk = self._claim(pending, keys, self._chunk_size(len(pending)))
                 if chunk:
@@ -281,21 +306,24 @@ class Run:
         return chunk
 
     def _solve_chunk(self, chunk, depth: int, keys: dict, progress) -> None:
-        def on_progress(done, total):
-            progress.inner(done, total)
-
         on_gpu = self.device.kind == "gpu" and len(chunk) >= GPU_MIN_TASKS
         if on_gpu and self.shard_workers is not None:
             with self.timer("warm_up"):  # the GPU processes' warm-up that the preparation did not cover
                 self.shard_workers.ready()
         t0 = time.perf_counter()
-        result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
-                            states_per_task=self.o.states_per_task,
-                            shards=self.cpu_shards,
-                            gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
-                            procs_per_gpu=self.procs_per_gpu,
-                            progress=on_progress, workers=self.shard_workers)
+        progress.searching(self.board, len(chunk), min(len(chunk), len(self.gpu_slots) if on_gpu else self.cpu_shards))
+        try:
+            result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
+                                states_per_task=self.o.states_per_task,
+                                shards=self.cpu_shards,
+                                gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
+                                procs_per_gpu=self.procs_per_gpu,
+                                progress=self.board, workers=self.shard_workers)
+        finally:
+            progress.searched()
         elapsed = time.perf_counter() - t0
+        if result.truncated:
+            progress.note(f"budget: the search at depth {depth} stopped early, leaving time to validate and write")
         self.timer.add("search", elapsed)
         self.searched_tasks += len(chunk)
         tot = self.search_totals
@@ -320,6 +348,9 @@ class Run:
             self._record(rec, partial=result.truncated)
         progress.advance(len(chunk))
         self._write_outputs()
+
+    def _solved_count(self) -> int:
+        return sum(1 for r in list(self.records.values()) if r["status"] == "solved")
 
     def _record(self, rec: dict, partial: bool = False) -> None:
         """Take a task's record unless it would replace something better: a solver, or (from a
