@@ -36,8 +36,9 @@ class Progress:
         self.solved = solved or (lambda: 0)
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.every = every if every is not None else (BAR_EVERY if self.tty else LOG_EVERY)
-        self.bar = (tqdm(total=100, desc=label, file=self.stream, bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}")
-                    if self.tty else None)
+        # The bar's text after it is tqdm's ``unit`` field (its postfix field adds a comma).
+        self.bar = (tqdm(total=100, desc=label, unit="", file=self.stream,
+                         bar_format="{desc} {percentage:3.0f}%|{bar:24}| {unit}") if self.tty else None)
         self.start = time.monotonic() if start is None else start
         self.last_line = time.monotonic()
         self.board = None
@@ -98,7 +99,7 @@ class Progress:
                 snap = self.board.snapshot() if self.board is not None else None
                 share = snap.level_fraction if snap is not None and snap.level else self.done / max(1, self.total)
                 self.bar.n = round(100 * share, 1)
-                self.bar.set_postfix_str(self.line().split(": ", 1)[1], refresh=False)
+                self.bar.unit = self.line().split(": ", 1)[1]
                 self.bar.refresh()
             else:
                 self.last_line = time.monotonic()

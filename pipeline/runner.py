@@ -429,12 +429,12 @@ class Run:
         print(f"{'total':<{width}}  {time.time() - self.start_wall:8.2f}", file=sys.stderr)
 
     def _export_best(self) -> None:
-        """Write solvers.py: the best stored solver of every task as one importable module."""
-        from pipeline.export import write_solvers_module
+        """Write best_solvers.py: the best stored solver of every task as one importable module."""
+        from pipeline.export import EXPORT_MODULE, write_solvers_module
 
         best = {}
         for task in self.tasks:
             solvers = self.store.get(task.digest())
             if solvers:
                 best[task.id] = solvers[0].source
-        write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)
+        write_solvers_module(os.path.join(self.out_dir, EXPORT_MODULE + ".py"), best, self.o.dataset)
