@@ -44,7 +44,7 @@ class Progress:
         self.board = None
         self.chunk_tasks = 0
         self.search_start = 0.0
-        self.states_before = 0  # states of this iteration's finished chunks
+        self.phase = ""  # what runs between a chunk's search and its tasks' end (validation)
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="arcbatt-progress", daemon=True)
@@ -61,6 +61,7 @@ class Progress:
     def advance(self, n: int) -> None:
         """``n`` more tasks finished."""
         self.done += n
+        self.phase = ""
         if self.tty or self.done >= self.total or time.monotonic() - self.last_line >= self.every:
             self._show()
 
@@ -74,9 +75,8 @@ class Progress:
     def searched(self) -> None:
         """The chunk's search has returned."""
         with self.lock:
-            if self.board is not None:
-                self.states_before += self.board.snapshot().states
             self.board = None
+            self.phase = f"validating the solvers of {self.chunk_tasks} tasks"
 
     def line(self) -> str:
         """The current state in one line."""
@@ -88,6 +88,8 @@ class Progress:
             level = f"level {snap.level}/{snap.depth} {100 * snap.level_fraction:.0f}%" if snap.level else "preparing"
             text += (f"; search of {self.chunk_tasks} tasks: {level}, {snap.states:,} states "
                      f"({snap.states / seconds:,.0f}/s), {snap.fitted} fitted")
+        elif self.phase:
+            text += f"; {self.phase}"
         return text
 
     def _elapsed(self) -> float:
@@ -107,7 +109,7 @@ class Progress:
 
     def _beat(self) -> None:
         while not self.stop.wait(self.every):
-            if self.board is not None or self.bar is not None:
+            if self.board is not None or self.phase or self.bar is not None:
                 self._show()
 
     def close(self) -> None:
