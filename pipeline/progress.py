@@ -61,8 +61,8 @@ class Progress:
     def advance(self, n: int) -> None:
         """``n`` more tasks finished."""
         self.done += n
-        self.phase = ""
-        if self.tty or self.done >= self.total or time.monotonic() - self.last_line >= self.every:
+        chunk_ended, self.phase = bool(self.phase), ""
+        if self.tty or chunk_ended or self.done >= self.total or time.monotonic() - self.last_line >= self.every:
             self._show()
 
     def searching(self, board, tasks: int, shards: int) -> None:

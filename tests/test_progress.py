@@ -72,8 +72,9 @@ def test_log_lines_come_while_a_search_runs_and_stop_when_closed():
 
 @pytest.mark.slow
 def test_real_run_logs_progress_in_time_and_says_what_its_budget_decides(tmp_path):
-    """Depth 1 on 40 tasks, then deeper iterations within a 16 s budget: lines timed as they arrive."""
-    cmd = [sys.executable, "-m", "pipeline", "run", "-c", "40", "-D", "1", "-m", "-B", "16s",
+    """Depth 1 on 40 tasks in chunks of 15, then deeper iterations within a 16 s budget: lines timed as
+    they arrive."""
+    cmd = [sys.executable, "-m", "pipeline", "run", "-c", "40", "-D", "1", "-m", "-B", "16s", "--chunk", "15",
            "-O", str(tmp_path / "out"), "-C", f"disk:{tmp_path / 'cache'}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     arrivals = []
