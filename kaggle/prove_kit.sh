@@ -10,8 +10,9 @@
 #   --tasks N      challenges in the input folder: the first N of arc1-eval (default 8)
 #   --system-site  let the environment see this Python's packages (a host with NumPy and CuPy)
 #   RUN FLAGS      passed to python -m pipeline run (default: -m -B 60s)
+# PYTHON chooses the interpreter of the environment (default python3).
 set -euo pipefail
-usage() { sed -n '7,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 kit="" work="" tasks=8 site=() flags=()
 while [ "$#" -gt 0 ]; do
@@ -36,7 +37,7 @@ kit="$(cd "$kit" && pwd)"
 chmod -R a-w "$kit"
 mkdir -p "$work/input/arc-prize-2025" "$work/working"
 work="$(cd "$work" && pwd)"
-python3 -m venv "${site[@]}" "$work/venv"
+"${PYTHON:-python3}" -m venv "${site[@]}" "$work/venv"
 py="$work/venv/bin/python"
 "$py" -m pip install -q --no-index --find-links "$kit" arcbatt
 stamp="$work/installed.stamp"
