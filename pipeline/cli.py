@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-T", "--timing", action="store_true", help="print a timing table per stage")
     run.add_argument("-m", "--cpu", dest="force_cpu", action="store_true", help="force the CPU")
     run.add_argument("-g", "--gpu", dest="force_gpu", action="store_true", help="force the GPU (exit 3 if unusable)")
-    run.add_argument("-b", "--export-best", action="store_true", help="write best_solvers.py with the best solver per task")
+    run.add_argument("-b", "--export-best", action="store_true",
+                     help="write best_solvers.py with the best solver per task")
     run.add_argument("-w", "--workers", type=int, default=None, help="worker processes for validation")
     run.add_argument("-B", "--budget", type=_duration, default=None, help="overall time budget: 90s, 20m, 8h")
     run.add_argument("-C", "--cache", dest="cache_url", default=None, help="disk:PATH or redis://host:port/db (default: disk:.cache, in the current folder)")

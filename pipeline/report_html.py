@@ -123,7 +123,8 @@ def score_page(tasks: Iterable[Task], submission: Any, solutions: dict, report: 
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) else None
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if numeric and np.isfinite(value) else None
 
 
 def _plain(value: Any) -> bool:
