@@ -9,6 +9,7 @@ grids are encoded once (:class:`RunPage`), only statuses, attempts and programs 
 from __future__ import annotations
 
 import json
+import math
 import os
 from importlib import resources
 from typing import Any, Iterable
@@ -123,16 +124,24 @@ def score_page(tasks: Iterable[Task], submission: Any, solutions: dict, report: 
 
 
 def _number(value: Any) -> float | None:
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if numeric and np.isfinite(value) else None
+    """A finite number from outside as a float, else None (booleans, strings, huge integers, NaN)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _plain(value: Any) -> bool:
     """Whether a value read from an outside report.json is plain data safe to show (numbers, strings, flat dicts)."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return not isinstance(value, float) or bool(np.isfinite(value))
+    if isinstance(value, (str, bool)) or value is None:
+        return True
+    if isinstance(value, (int, float)):
+        return _number(value) is not None
     if isinstance(value, dict):
-        return all(isinstance(k, str) and isinstance(v, (int, float)) and np.isfinite(v) for k, v in value.items())
+        return all(isinstance(k, str) and _number(v) is not None for k, v in value.items())
     return False
 
 

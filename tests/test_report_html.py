@@ -92,10 +92,10 @@ def test_untrusted_submission_values_never_break_the_page():
     task = load_tasks("arc1-train", 1)[0][0]
     solutions = {task.id: load_solutions("arc1-train")[task.id]}
     bad = {task.id: [{"attempt_1": [[1, 2], [3]], "attempt_2": "</script><script>alert(1)</script>"}]}
-    report = {"run": {"dataset": "x</script>", "stages": {"a": float("nan")}}, "tasks": 5}
+    report = {"run": {"dataset": "x</script>", "stages": {"a": float("nan")}, "seconds": 10 ** 400}, "tasks": 5}
     data = page_data(score_page([task], bad, solutions, report))
     assert data["tasks"][0]["attempts"][0] == [None, None] and data["tasks"][0]["correct"][0] == [False, False]
-    assert data["run"]["dataset"] == "x</script>" and "stages" not in data["run"]
+    assert data["run"]["dataset"] == "x</script>" and "stages" not in data["run"] and "seconds" not in data["run"]
     assert untrusted_grid_text([[1] * 61]) is None and untrusted_grid_text([[1, 2]]) == "1x2:12"
     html = page_html("t", {"tasks": [], "program": "</script><b>"})
     assert html.count("</script>") == 2  # the data block's and the code's own: no text closes them early
