@@ -8,11 +8,12 @@
 #   KIT            the kit folder (kaggle/build_kit.sh); it is made read-only
 #   WORK           a new folder for the environment, the input and working folders
 #   --tasks N      challenges in the input folder: the first N of arc1-eval (default 8)
-#   --system-site  let the environment see this Python's packages (a host with NumPy and CuPy)
+#   --system-site  let the environment see this Python's packages (a host with NumPy and CuPy),
+#                  also where this Python is itself a virtual environment
 #   RUN FLAGS      passed to python -m pipeline run (default: -m -B 60s)
 # PYTHON chooses the interpreter of the environment (default python3).
 set -euo pipefail
-usage() { sed -n '7,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 kit="" work="" tasks=8 site=() flags=()
 while [ "$#" -gt 0 ]; do
@@ -39,7 +40,13 @@ mkdir -p "$work/input/arc-prize-2025" "$work/working"
 work="$(cd "$work" && pwd)"
 "${PYTHON:-python3}" -m venv "${site[@]}" "$work/venv"
 py="$work/venv/bin/python"
+if [ "${#site[@]}" -gt 0 ]; then  # a venv's --system-site-packages sees its base, not this Python's own venv
+  "${PYTHON:-python3}" -c 'import site; print("\n".join(site.getsitepackages()))' \
+    > "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host-site.pth"
+fi
 "$py" -m pip install -q --no-index --find-links "$kit" arcbatt
+# The kit's arcbatt even where the host has one installed (seen through --system-site).
+"$py" -m pip install -q --no-index --find-links "$kit" --force-reinstall --no-deps arcbatt
 stamp="$work/installed.stamp"
 touch "$stamp"
 sleep 1  # file times have a second's resolution on some file systems
@@ -78,5 +85,8 @@ print(f"tasks {len(tasks)}, submission problems {len(problems)}, wall {seconds:.
       f"package folder {os.path.dirname(pipeline.__file__)}, files changed in the kit or the packages: {len(changed)}")
 for line in problems[:5] + changed[:5]:
     print("  " + line)
-sys.exit(0 if not problems and not changed and seconds <= limit else 1)
+ours = os.path.abspath(pipeline.__file__).startswith(os.path.join(work, "venv") + os.sep)
+if not ours:
+    print("  the run imported arcbatt from outside the environment")
+sys.exit(0 if ours and not problems and not changed and seconds <= limit else 1)
 EOF
