@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from cache import CacheURLError, parse_duration
@@ -44,18 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="search, validate and write submission.json and report.json")
     run.add_argument("-c", "--count", type=_positive_int, default=0, help="number of tasks (0: all), first N in file order")
     run.add_argument("-d", "--dataset", default="arc1-train",
-                     help="arc1-train, arc1-eval, arc2-train, arc2-eval, a Kaggle folder or a challenges JSON file")
+                     help="arc1-train, arc1-eval, arc2-train, arc2-eval, a Kaggle folder or a challenges JSON file "
+                          "(default: %(default)s)")
     run.add_argument("-o", "--once", action="store_true", help="one iteration only, then stop")
     run.add_argument("-i", "--initial", action="store_true", help="clear the cache and the solver store first")
     run.add_argument("-t", "--timeout", type=_seconds, default=5.0, help="validation timeout per solver, seconds")
     run.add_argument("-T", "--timing", action="store_true", help="print a timing table per stage")
     run.add_argument("-m", "--cpu", dest="force_cpu", action="store_true", help="force the CPU")
     run.add_argument("-g", "--gpu", dest="force_gpu", action="store_true", help="force the GPU (exit 3 if unusable)")
-    run.add_argument("-b", "--export-best", action="store_true", help="write solvers.py with the best solver per task")
+    run.add_argument("-b", "--export-best", action="store_true",
+                     help="write best_solvers.py with the best solver per task")
     run.add_argument("-w", "--workers", type=int, default=None, help="worker processes for validation")
     run.add_argument("-B", "--budget", type=_duration, default=None, help="overall time budget: 90s, 20m, 8h")
-    run.add_argument("-C", "--cache", dest="cache_url", default=None, help="disk:PATH (default disk:.cache) or redis://host:port/db")
-    run.add_argument("-O", "--out", dest="out_dir", default=None, help="output folder (default runs/<timestamp>)")
+    run.add_argument("-C", "--cache", dest="cache_url", default=None, help="disk:PATH or redis://host:port/db (default: disk:.cache, in the current folder)")
+    run.add_argument("-O", "--out", dest="out_dir", default=None, help="output folder (default: runs/<timestamp>, in the current folder)")
     run.add_argument("-s", "--seed", type=int, default=0, help="random seed")
     run.add_argument("-D", "--depth", type=int, default=None, help="search depth, 0-4 (default: 3 on a GPU, 2 on the CPU)")
     run.add_argument("--states-per-task", type=int, default=8000, help="frontier states kept per task and level")
@@ -73,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("submission")
     score.add_argument("-d", "--dataset", required=True)
     score.add_argument("-c", "--count", type=_positive_int, default=0, help="score only the first N tasks")
+    score.add_argument("--html", nargs="?", const="", default=None, metavar="PATH",
+                       help="also write a page marking each attempt right or wrong beside the expected output "
+                            "(default PATH: score.html beside the submission)")
     return parser
 
 
@@ -148,12 +154,32 @@ def _score(args) -> int:
         print(f"error: cannot read submission {args.submission}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     solutions = load_solutions(args.dataset)
-    if args.count:
+    tasks = None
+    if args.count or args.html is not None:
         tasks, _ = load_tasks(args.dataset, args.count)
+    if args.count:
         ids = {t.id for t in tasks}
         solutions = {k: v for k, v in solutions.items() if k in ids}
     correct, total, per_task = score_submission(submission, solutions)
     solved_tasks = sum(all(v) for v in per_task.values())
     print(f"tasks fully correct: {solved_tasks}/{len(per_task)}")
+    if isinstance(submission, dict):
+        _print_overlap(submission, solutions, args.dataset)
+    if args.html is not None:
+        from pipeline.report_html import write_score_page
+
+        path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.submission)), "score.html")
+        write_score_page(path, tasks, submission, solutions, args.submission)
+        print(f"page: {path}")
     print(f"score: {correct}/{total}")
     return 0
+
+
+def _print_overlap(submission: dict, solutions: dict, dataset: str) -> None:
+    """Say how many of the submission's tasks the dataset lacks, and the other way round."""
+    extra = sum(1 for k in submission if k not in solutions)
+    missing = sum(1 for k in solutions if k not in submission)
+    if extra:
+        print(f"{extra} of the submission's {len(submission)} tasks are not in {dataset}")
+    if missing:
+        print(f"{missing} of the {len(solutions)} scored tasks of {dataset} are not in the submission (scored wrong)")

@@ -246,18 +246,16 @@ def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = Non
                mechanisms: tuple = MECHANISMS) -> EngineResult:
     """Search all ``tasks``: on the GPUs listed in ``gpus`` (``procs_per_gpu`` shards each) or in
     ``shards`` CPU processes (1: in this process). ``workers``, when given for those GPUs, are
-    started shard processes to use instead of new ones. ``progress(done, total)`` is called as
-    shards advance."""
+    started shard processes to use instead of new ones. ``progress``, a
+    :class:`~pipeline.search_progress.ShardBoard`, receives every shard's counters as it advances."""
     if not tasks:
         return EngineResult()
     slots = gpu_slots(gpus, procs_per_gpu) if gpus else [None] * shards
     groups = split_tasks(tasks, len(slots))
     devices = slots[:len(groups)]
     if len(groups) == 1 and not (gpus and len(gpus) > 1):
-        def one(level, done, total):
-            if progress:
-                progress(done + (level - 1) * total, depth * total)
-        return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], one,
+        writer = progress.writers(groups, depth)[0] if progress else None
+        return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], writer,
                             mechanisms=mechanisms)
     if workers is not None and workers.slots == slots:
         return workers.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms)
@@ -321,20 +319,21 @@ class ShardWorkers:
         merged results."""
         if len(groups) > len(self.slots):
             raise ValueError(f"{len(groups)} task groups for {len(self.slots)} search processes")
+        writers = progress.writers(groups, depth) if progress else [None] * len(groups)
         try:
-            futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev, None,
+            futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev, writer,
                                                          self._share(dev), mechanisms))
-                       for g, pool, dev in zip(groups[1:], self.pools, self.slots[1:])]
-            results = [search_shard(groups[0], depth, seed, deadline, states_per_task, self.slots[0], None,
+                       for g, pool, dev, writer in zip(groups[1:], self.pools, self.slots[1:], writers[1:])]
+            results = [search_shard(groups[0], depth, seed, deadline, states_per_task, self.slots[0], writers[0],
                                     self._share(self.slots[0]), mechanisms)]
             if progress:
-                progress(1, len(groups))
+                progress.finished(0)
             for fut in futures:
                 # With a deadline the shards stop by themselves; the margin covers their last transform.
                 wait = None if deadline is None else max(60.0, deadline - time.time() + 300.0)
                 results.append(fut.result(timeout=wait))  # a shard error propagates with its traceback
                 if progress:
-                    progress(len(results), len(groups))
+                    progress.finished(len(results) - 1)
         except BaseException:
             self.stop()  # interrupted or failed: kill the shards now rather than wait for them
             raise

@@ -5,6 +5,10 @@ import os
 import re
 import tempfile
 
+#: The exported module's name: importable from its folder (``import best_solvers``) without
+#: hiding the ``solvers`` package (the DSL) that it imports.
+EXPORT_MODULE = "best_solvers"
+
 HEADER = '''"""Best solver of every task, exported by arcbatt ({dataset}).
 
 Each ``solve_<task id>(I)`` takes a 2-D grid (numpy uint8 array or list of lists) and returns the

@@ -42,6 +42,11 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     is written and the old file is untouched; no temporary file is left behind in any case.
     """
     text = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)
+    write_text_atomic(path, text)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: the file is the old one or the new one, never partial."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")

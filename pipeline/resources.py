@@ -8,9 +8,9 @@ host's core count) and share the CPUs fairly between the instances that run at t
 
 from __future__ import annotations
 
+import math
 import os
 
-import joblib
 import psutil
 
 __all__ = ["usable_cpus", "default_workers", "running_instances", "fair_workers"]
@@ -23,18 +23,37 @@ MAX_DEFAULT_WORKERS = 4
 def usable_cpus() -> int:
     """Return the number of CPUs this process may use, at least 1.
 
-    Uses ``joblib.cpu_count()``, which honours the CPU affinity mask (``taskset``, container
-    cpusets), cgroup v1/v2 CPU quotas (Docker ``--cpus``, Kaggle) and ``LOKY_MAX_CPU_COUNT``;
-    ``os.cpu_count()`` would report the host's cores instead.
+    The CPU affinity mask (``taskset``, container cpusets), capped by a cgroup v2 or v1 CPU quota
+    (Docker ``--cpus``, Kaggle): ``os.cpu_count()`` alone would report the host's cores.
     """
     try:
-        n = int(joblib.cpu_count())
-    except Exception:  # pragma: no cover - joblib failing is not expected; stay usable
-        try:
-            n = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            n = os.cpu_count() or 1
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    if quota is not None:
+        n = min(n, quota)
     return max(1, n)
+
+
+def _cgroup_cpu_quota() -> int | None:
+    """CPUs allowed by this process's cgroup CPU quota, rounded up; None where there is none."""
+    for path, parse in (("/sys/fs/cgroup/cpu.max", lambda t: t.split()),
+                        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", None)):
+        try:
+            with open(path) as f:
+                text = f.read()
+            if parse is not None:
+                quota, period = parse(text)
+            else:
+                with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as f:
+                    quota, period = text.strip(), f.read().strip()
+            if quota in ("max", "-1"):
+                return None
+            return max(1, math.ceil(int(quota) / int(period)))
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def default_workers() -> int:

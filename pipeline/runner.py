@@ -24,6 +24,8 @@ from pipeline.interrupts import exit_code, signal_name, signal_of
 from pipeline.mechanisms import MECHANISMS
 from pipeline.outputs import write_json_atomic
 from pipeline.progress import Progress
+from pipeline.report_html import RunPage
+from pipeline.search_progress import ShardBoard
 from pipeline.resources import fair_workers, running_instances, usable_cpus
 from pipeline.run_cache import open_run_cache
 from pipeline.run_folders import writable_folder
@@ -99,6 +101,14 @@ class StageTimer:
         self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
 
+def _clock(seconds: float) -> str:
+    """Seconds as a short duration: 42s, 12m05s, 3h20m."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    return f"{s // 60}m{s % 60:02d}s" if s < 3600 else f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
 def _fallback_attempts(task) -> list:
     return choose_attempts([], [g.astype(int).tolist() for g in task.test_inputs])
 
@@ -122,9 +132,10 @@ class Run:
         self.iterations = 0
         self.states_per_task = opts.states_per_task  # this iteration's (a budget widens it)
         self.stop_reason = None  # why no further iteration ran
-        self.solved_at: dict = {}  # task id -> seconds into the run when it was first solved
         self.searched_tasks = 0  # tasks this instance searched (the rest came from the cache)
         self.interrupted = None  # the signal number that stopped the run, if one did
+        self.depth_now = None  # the depth of the iteration running: each record taken is stamped with it
+        self.page = None  # report.html, built once the tasks are loaded
 
     # ------------------------------------------------------------------ main
     def execute(self) -> int:
@@ -189,6 +200,7 @@ class Run:
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         self.search_shards = len(self.gpu_slots) if self.gpu_slots else self.cpu_shards
+        self.board = ShardBoard(max(self.cpu_shards, len(self.gpu_slots)))
         self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
@@ -203,6 +215,7 @@ class Run:
         finally:
             self.leases.stop_renewer()
             self.leases.release_all()
+            self.board.close()
             self._write_outputs()
             if o.export_best:
                 self._export_best()
@@ -217,25 +230,31 @@ class Run:
         todo = list(self.tasks)
         while True:
             self.iterations += 1
+            if self.iterations > 1:
+                print(f"budget: {_clock(self._time_left())} left: iteration {self.iterations} searches depth "
+                      f"{depth} ({self.states_per_task} states per task and level) on the {len(todo)} unsolved "
+                      "tasks", file=sys.stderr, flush=True)
             self._process(todo, depth)
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
             if not todo:
                 self.stop_reason = "every task solved"
             elif self.o.once or self.o.budget is None:
                 self.stop_reason = "one iteration"
-            elif self._time_left() <= 0 or self.search_totals["truncated"]:
+            elif self._time_left() <= 0 or time.time() > self._search_deadline():
                 self.stop_reason = "budget"
+                print(f"budget: stopping the search after depth {depth} ({_clock(max(0.0, self._time_left()))} "
+                      f"left to write the results)", file=sys.stderr, flush=True)
             elif depth < MAX_DEPTH:
                 depth += 1
             elif self.states_per_task < MAX_STATES_PER_TASK:
                 self.states_per_task *= 2
             else:
                 self.stop_reason = "nothing left to try"
+                print(f"budget: depth {MAX_DEPTH} with {self.states_per_task} states per task and level "
+                      f"searched, the most; stopping with {_clock(self._time_left())} left", file=sys.stderr,
+                      flush=True)
             if self.stop_reason:
                 break
-            print(f"iteration {self.iterations + 1}: {len(todo)} unsolved tasks at depth {depth}, "
-                  f"{self.states_per_task} states per task and level, {self._time_left():.0f} s left",
-                  file=sys.stderr)
 
     def _time_left(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.time()
@@ -268,7 +287,9 @@ class Run:
     def _process(self, tasks, depth: int) -> None:
         pending = {t.id: t for t in tasks}
         keys = {t.id: self._task_key(t, depth) for t in tasks}
-        progress = Progress(len(tasks), f"depth {depth}")
+        self.depth_now = depth
+        progress = Progress(len(tasks), f"depth {depth}, iteration {self.iterations}", solved=self._solved_count,
+                            start=time.monotonic() - (time.time() - self.start_wall))
         try:
             while pending:
                 self._collect_cached(pending, keys, progress)
@@ -277,6 +298,7 @@ class Run:
                 search_deadline = self._search_deadline()
                 if search_deadline is not None and time.time() > search_deadline:
                     self.search_totals["truncated"] = True
+                    progress.note(f"budget: no time left to search the other {len(pending)} tasks at depth {depth}")
                     break
                 chunk = self._claim(pending, keys, self._chunk_size(len(pending)))
                 if chunk:
@@ -318,21 +340,24 @@ class Run:
         return chunk
 
     def _solve_chunk(self, chunk, depth: int, keys: dict, progress) -> None:
-        def on_progress(done, total):
-            progress.inner(done, total)
-
         on_gpu = self.device.kind == "gpu" and len(chunk) >= GPU_MIN_TASKS
         if on_gpu and self.shard_workers is not None:
             with self.timer("warm_up"):  # the GPU processes' warm-up that the preparation did not cover
                 self.shard_workers.ready()
         t0 = time.perf_counter()
-        result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
-                            states_per_task=self.states_per_task,
-                            shards=self.cpu_shards,
-                            gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
-                            procs_per_gpu=self.procs_per_gpu,
-                            progress=on_progress, workers=self.shard_workers, mechanisms=self.o.mechanisms)
+        progress.searching(self.board, len(chunk), min(len(chunk), len(self.gpu_slots) if on_gpu else self.cpu_shards))
+        try:
+            result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
+                                states_per_task=self.states_per_task,
+                                shards=self.cpu_shards,
+                                gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
+                                procs_per_gpu=self.procs_per_gpu,
+                                progress=self.board, workers=self.shard_workers, mechanisms=self.o.mechanisms)
+        finally:
+            progress.searched()
         elapsed = time.perf_counter() - t0
+        if result.truncated:
+            progress.note(f"budget: the search at depth {depth} stopped early, leaving time to validate and write")
         self.timer.add("search", elapsed)
         self.searched_tasks += len(chunk)
         tot = self.search_totals
@@ -359,22 +384,30 @@ class Run:
         progress.advance(len(chunk))
         self._write_outputs()
 
+    def _solved_count(self) -> int:
+        return sum(1 for r in list(self.records.values()) if r["status"] == "solved")
+
     def _record(self, rec: dict, partial: bool = False) -> None:
         """Take a task's record unless it would replace something better: a solver, or (from a
         search cut short by the budget) a complete shallower search's attempts."""
         old = self.records.get(rec["id"])
         if old is not None and rec["status"] != "solved" and (old["status"] == "solved" or partial):
             return
+        # depth: the search depth whose iteration gave the record; solved_at: run seconds when taken.
+        rec = dict(rec, depth=self.depth_now,
+                   solved_at=round(time.time() - self.start_wall, 3) if rec["status"] == "solved" else None)
         self.records[rec["id"]] = rec
         self.submission[rec["id"]] = rec["attempts"]
-        if rec["status"] == "solved":
-            self.solved_at.setdefault(rec["id"], round(time.time() - self.start_wall, 3))
 
     # ------------------------------------------------------------------ outputs
     def _write_outputs(self) -> None:
         with self.timer("write"):
             write_json_atomic(os.path.join(self.out_dir, "submission.json"), self.submission)
-            write_json_atomic(os.path.join(self.out_dir, "report.json"), self.report())
+            report = self.report()
+            write_json_atomic(os.path.join(self.out_dir, "report.json"), report)
+            if self.page is None:
+                self.page = RunPage(self.tasks)
+            self.page.write(os.path.join(self.out_dir, "report.html"), report, self.submission)
 
     def report(self) -> dict:
         """The report.json document (see DESIGN.md for the fields)."""
@@ -411,12 +444,12 @@ class Run:
             "cache": {"hits": stats.get("hits", 0), "misses": stats.get("misses", 0),
                       "hit_rate": stats.get("hit_rate", 0.0), "namespaces": stats.get("namespaces", {})},
             "validation": pipeline.counts.to_dict() if pipeline else {},
-            "tasks": [{**{k: self.records[t.id][k] for k in ("id", "status", "program", "train_fit", "seconds")},
-                       "mechanisms": self.records[t.id].get("mechanisms", []),
-                       "solved_at": self.solved_at.get(t.id)}
+            "tasks": [{**{k: self.records[t.id][k]
+                          for k in ("id", "status", "program", "train_fit", "seconds", "depth", "solved_at")},
+                       "mechanisms": self.records[t.id].get("mechanisms", [])}
                       if t.id in self.records else
                       {"id": t.id, "status": "pending", "program": None, "train_fit": 0.0, "seconds": 0.0,
-                       "mechanisms": [], "solved_at": None}
+                       "depth": None, "solved_at": None, "mechanisms": []}
                       for t in getattr(self, "tasks", [])],
         }
 
@@ -434,12 +467,12 @@ class Run:
         print(f"{'total':<{width}}  {time.time() - self.start_wall:8.2f}", file=sys.stderr)
 
     def _export_best(self) -> None:
-        """Write solvers.py: the best solver of every solved task as one importable module.
+        """Write best_solvers.py: the best solver of every solved task as one importable module.
 
         The program of a task's record is its best stored solver, checked by this process (its own
         inlining, or :mod:`pipeline.cache_records` for a record read from the cache)."""
-        from pipeline.export import write_solvers_module
+        from pipeline.export import EXPORT_MODULE, write_solvers_module
 
         solved = [self.records[t.id] for t in self.tasks if self.records.get(t.id, {}).get("status") == "solved"]
         best = {rec["id"]: rec["program"] for rec in solved}
-        write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)
+        write_solvers_module(os.path.join(self.out_dir, EXPORT_MODULE + ".py"), best, self.o.dataset)

@@ -25,6 +25,13 @@ def _matches(attempt: Any, expected: np.ndarray) -> bool:
     return grid.shape == expected.shape and bool((grid == expected).all())
 
 
+def attempts_right(entry: Any, expected: np.ndarray) -> tuple[bool, bool]:
+    """Whether attempt_1 and attempt_2 of one raw submission entry each equal the expected grid."""
+    if not isinstance(entry, dict):
+        return False, False
+    return tuple(key in entry and _matches(entry[key], expected) for key in ATTEMPTS)
+
+
 def score_submission(
     submission: dict, solutions: dict[str, list[np.ndarray]]
 ) -> tuple[int, int, dict[str, list[bool]]]:
@@ -43,10 +50,7 @@ def score_submission(
         hits = []
         for i, expected in enumerate(outputs):
             entry = entries[i] if i < len(entries) else None
-            ok = isinstance(entry, dict) and any(
-                key in entry and _matches(entry[key], expected) for key in ATTEMPTS
-            )
-            hits.append(ok)
+            hits.append(any(attempts_right(entry, expected)))
         per_task[task_id] = hits
     correct = sum(sum(hits) for hits in per_task.values())
     total = sum(len(hits) for hits in per_task.values())

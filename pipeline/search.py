@@ -262,7 +262,7 @@ class Search:
                             enqueue(output)
                     done += len(run)
                     if self.progress:
-                        self.progress(level, done, total)
+                        self.progress(level, done, total, self.stats.states, int(self.solved.sum()))
                 self._finish_waiting()
                 if pending:
                     absorb()

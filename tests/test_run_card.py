@@ -88,7 +88,7 @@ def test_same_seed_gives_identical_submission_and_warm_rerun_hits_cache(first_ru
 
 def test_exported_solvers_module_reproduces_predictions(first_run):
     work, _ = first_run
-    path = work / "out" / "solvers.py"
+    path = work / "out" / "best_solvers.py"
     spec = importlib.util.spec_from_file_location("exported_solvers", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -101,6 +101,27 @@ def test_exported_solvers_module_reproduces_predictions(first_run):
         for j, grid in enumerate(tasks[tid].test_inputs):
             out = np.asarray(module.SOLVERS[tid](grid)).tolist()
             assert out == submission[tid][j]["attempt_1"], tid
+
+
+def test_exported_module_imports_by_its_name_from_its_folder(first_run):
+    work, _ = first_run
+    code = "import best_solvers, solvers.dsl; print(len(best_solvers.SOLVERS))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run([sys.executable, "-c", code], cwd=work / "out", env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    report = json.loads((work / "out" / "report.json").read_text())
+    assert int(res.stdout) == sum(t["status"] == "solved" for t in report["tasks"]) > 0
+
+
+def test_help_shows_defaults_and_bad_numbers_print_run_cards_usage():
+    for text in (run_card("-h").stdout,
+                 subprocess.run([sys.executable, "-m", "pipeline", "run", "-h"], cwd=ROOT, capture_output=True,
+                                text=True).stdout):
+        assert "arc1-train" in text and "disk:.cache" in text and "runs/<timestamp>" in text
+    for flag, value in (("-c", "abc"), ("-D", "x"), ("-t", "soon")):
+        res = run_card(flag, value)
+        assert res.returncode == 2 and "run_card.sh" in res.stderr and "Flags" in res.stderr, res.stderr
+        assert "usage: python -m pipeline" not in res.stderr
 
 
 def test_bad_usage_exit_codes(tmp_path):
