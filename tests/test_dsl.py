@@ -143,6 +143,9 @@ CASES = [
     case("colormap", ({},), [[0, 1], [9, 4]], [[0, 1], [9, 4]], "colormap-empty"),
     case("paint", ([[0, 2], [0, 0]], [[3, 0], [0, 0]]), [[1, 1], [0, 1]], [[3, 2], [0, 1]]),
     case("paint", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "paint-other-shape"),
+    case("normalise_colours", ((0,),), [[0, 7, 7], [7, 3, 0]], [[0, 1, 1], [1, 2, 0]]),
+    case("normalise_colours", ((0, 3),), [[0, 7, 7], [7, 3, 0]], [[0, 1, 1], [1, 3, 0]], "normalise-fixed"),
+    case("restore_colours", ([[0, 7, 7], [7, 3, 0]], (0,)), [[0, 1, 1], [1, 2, 0]], [[0, 7, 7], [7, 3, 0]]),
     # ---- objects: largest / smallest (crop, other cells erased) --------------------------------
     case("largest_object", (4, True), OBJ_A, [[1, 1], [1, 0]], "largest_object-A-4-colour"),
     case("largest_object", (8, True), OBJ_A, [[1, 1], [1, 0]], "largest_object-A-8-colour"),
@@ -411,7 +414,7 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint")}  # dict / grid args
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours")}  # dict / grid args
     missing = [str(t) for t in transforms()
                if t.name not in COLOUR_ARG and (t.name, t.args) not in covered]
     assert not missing, missing
@@ -433,8 +436,8 @@ def test_transforms_are_stable_and_named():
         assert t.call_source("I").startswith(t.name + "(I")
 
 
-def test_colormap_and_paint_are_not_enumerated():
-    assert {"colormap", "paint"}.isdisjoint({t.name for t in transforms()})
+def test_primitives_applied_after_the_search_are_not_enumerated():
+    assert {"colormap", "paint", "normalise_colours", "restore_colours"}.isdisjoint({t.name for t in transforms()})
 
 
 def test_dsl_exports_every_primitive():
