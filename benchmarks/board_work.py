@@ -19,11 +19,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=2)
     args = parser.parse_args()
-    import pipeline.leaderboard as leaderboard
-    import pipeline.search as search
-    import pipeline.test_grids as test_grids
-    from pipeline import engine
-    from pipeline.tasks import load_tasks
+    import pipeline.search.leaderboard as leaderboard
+    import pipeline.search.driver as search
+    import pipeline.search.candidate_outputs as test_grids
+    from pipeline.search import shards as engine
+    from pipeline.run.tasks import load_tasks
     from solvers import kernels
 
     tasks, _ = load_tasks("arc1-train", 0)

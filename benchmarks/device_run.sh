@@ -160,7 +160,7 @@ for step in "$@"; do
             --depth 3 --count 120 --top 0 2>&1 | grep -E "^[0-9]+ tasks|==ERROR|==WARNING" | head -5
           /usr/local/cuda/bin/ncu -i /tmp/ncu3.ncu-rep --csv --page details > "$out/ncu3.csv" 2>&1; wc -l "$out/ncu3.csv" ;;
     warmprof) for i in 1 2; do
-                timeout 120 python3 -c "import cProfile, pstats, time; t=time.perf_counter(); from pipeline.engine import warm_up; import cupy; cupy.zeros(1).sum(); print('import', round(time.perf_counter()-t, 2)); cProfile.run('warm_up(0)', '/tmp/w.prof'); s=pstats.Stats('/tmp/w.prof'); s.sort_stats('tottime').print_stats(25); s.sort_stats('cumtime').print_stats(40)" > "$out/warmprof$i.txt" 2>&1
+                timeout 120 python3 -c "import cProfile, pstats, time; t=time.perf_counter(); from pipeline.search.shards import warm_up; import cupy; cupy.zeros(1).sum(); print('import', round(time.perf_counter()-t, 2)); cProfile.run('warm_up(0)', '/tmp/w.prof'); s=pstats.Stats('/tmp/w.prof'); s.sort_stats('tottime').print_stats(25); s.sort_stats('cumtime').print_stats(40)" > "$out/warmprof$i.txt" 2>&1
                 grep -E "^import|function calls" "$out/warmprof$i.txt"
               done ;;
     half3) for c in 0 200; do

@@ -383,7 +383,7 @@ extern "C" __global__ void copy_rows(const unsigned char* src, unsigned char* ds
     }
 }
 
-// Deduplication (pipeline.keyset.HashKeySet): an open-addressing table of 64-bit keys with linear
+// Deduplication (pipeline.search.keyset.HashKeySet): an open-addressing table of 64-bit keys with linear
 // probing; ``keys`` has mask + 2 slots, the last one standing for the key equal to the empty marker
 // (all ones). ``vals[s]`` is the smallest ``tag | position`` that inserted slot s's key; a batch's
 // tag is above every earlier batch's, so a key seen before keeps its earlier value.
@@ -499,7 +499,7 @@ extern "C" __global__ void board_picks(long long n, const long long* new_pos, co
     *(long long*)(r + 56) = s;
 }
 
-// The test grids of candidates entering the boards (pipeline.test_grids): test_items finds, for
+// The test grids of candidates entering the boards (pipeline.search.candidate_outputs): test_items finds, for
 // each item i of a merged block's outputs whose state is a candidate's (states: the m candidates'
 // states, sorted; rows: their rows) and whose sample is a test sample t, its slot rows * K + t
 // in item_of (filled with -1 before); test_cells copies each slot's grid into a fixed slot of
@@ -773,7 +773,7 @@ __device__ long long hash_group(long long n, bool* live) {
 __device__ bool group_leader() { return threadIdx.x % HASH_LANES == 0; }
 
 // A group's hash of one grid (h x w) from its lanes' projection sums p: reduced over the group;
-// its first lane holds the grid's GridHasher hash (pipeline.hashing).
+// its first lane holds the grid's GridHasher hash (pipeline.search.hashing).
 __device__ unsigned long long group_grid_hash(unsigned int* p, int hi, int wi, const unsigned long long* mix) {
     for (int j = 0; j < 6; ++j)
         for (int off = HASH_LANES / 2; off > 0; off >>= 1)
@@ -1507,7 +1507,7 @@ def copy_hash_rows(xp, src, src_base, src_pitch: int, dst, dst_base, h, w, coef,
 
 def merge_items(xp, parts: list, state_offsets: list, cell_offsets: list, out: tuple, hashes=None,
                 out_hash=None) -> list:
-    """Write the items of ``parts`` (:class:`pipeline.problem.Items`) one after another into ``out``
+    """Write the items of ``parts`` (:class:`pipeline.search.problem.Items`) one after another into ``out``
     = (state, sample, h, w, start), part j's states shifted by ``state_offsets[j]`` and cell starts
     by ``cell_offsets[j]``; with ``hashes`` (one uint64 array per part), their items' hashes into
     ``out_hash`` likewise. A launch per MERGE_PARTS parts, whose arrays' addresses it reads from a
@@ -1850,7 +1850,7 @@ def state_keys(xp, out, hv, task, n_train, n_samples):
 
 def score_fit(xp, out, hv, task, is_new, p):
     """Per state of a merged block: its train items equal to their outputs (by hash) and those of
-    their outputs' sizes, counted over the items ``out`` (:class:`pipeline.problem.Items`, hashes
+    their outputs' sizes, counted over the items ``out`` (:class:`pipeline.search.problem.Items`, hashes
     ``hv``) of the new states (``is_new``); ``p`` is the problem. Returns two (S,) int32 arrays,
     the items of their outputs' sizes (for :func:`score_cells`, in no particular order, room for
     every item) and their count (a one-element device array)."""

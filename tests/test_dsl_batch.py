@@ -359,7 +359,7 @@ def test_primitives_use_only_calls_cupy_has():
 # --------------------------------------------------------------------------------------------------
 
 def _arc_grids(count=260):
-    from pipeline.tasks import load_tasks
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 0)
     grids = [g for t in tasks for g in t.train_inputs + t.train_outputs + t.test_inputs]

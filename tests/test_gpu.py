@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import cuda_emulator
-from pipeline.devices import DeviceError, probe_gpu
+from pipeline.run.devices import DeviceError, probe_gpu
 
 try:
     probe_gpu()
@@ -129,39 +129,39 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     is CuPy's alone), on fewer tasks."""
     import functools
 
-    import pipeline.engine
-    import pipeline.problem
-    import pipeline.search
-    from pipeline.engine import run_search
-    from pipeline.tasks import load_tasks
+    import pipeline.search.shards
+    import pipeline.search.problem
+    import pipeline.search.driver
+    from pipeline.search.shards import run_search
+    from pipeline.run.tasks import load_tasks
 
     if dev.name == "emulated" and one_bucket_cells:
         pytest.skip("the single bucket is used on CuPy only")
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 10)
     with dev.reference():
         cpu = run_search(tasks, 2)
-    monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
+    monkeypatch.setattr(pipeline.search.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
     # Every block of two or more levels applies the transforms to its distinct grids (results do
     # not depend on it).
-    monkeypatch.setitem(pipeline.search.DISTINCT_MIN_ITEMS, "gpu", 0)
-    monkeypatch.setattr(pipeline.search, "DISTINCT_MIN_REPEATS", 0.0)
+    monkeypatch.setitem(pipeline.search.driver.DISTINCT_MIN_ITEMS, "gpu", 0)
+    monkeypatch.setattr(pipeline.search.driver, "DISTINCT_MIN_REPEATS", 0.0)
     counted = []  # crops' outputs whose grids counted how many of the block's they stand for
-    real_mapped = pipeline.search._DistinctGrids._mapped
-    monkeypatch.setattr(pipeline.search._DistinctGrids, "_mapped", lambda self, parts: (
+    real_mapped = pipeline.search.driver._DistinctGrids._mapped
+    monkeypatch.setattr(pipeline.search.driver._DistinctGrids, "_mapped", lambda self, parts: (
         counted.extend(p.items.represents for p in parts if p.items.represents is not None),
         real_mapped(self, parts))[1])
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
-        monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
-        monkeypatch.setattr(pipeline.search, "PICK_ROOM_ALL", 0)
+        monkeypatch.setattr(pipeline.search.driver, "PICK_ROOM", 1)
+        monkeypatch.setattr(pipeline.search.driver, "PICK_ROOM_ALL", 0)
     selected = []  # (offers, kept) of each absorb's selection on the device
-    real_select = pipeline.search.offers_that_may_enter
-    monkeypatch.setattr(pipeline.search, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
+    real_select = pipeline.search.driver.offers_that_may_enter
+    monkeypatch.setattr(pipeline.search.driver, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
         lambda keep: (selected.append((int((groups >= 0).sum()), int(keep.sum()))), keep)[1])(
         real_select(xp, tasks, groups, *a)))
     if dev.name == "cupy":
         gpu = run_search(tasks, 2, gpus=[0])
     else:
-        monkeypatch.setattr(pipeline.engine, "Search", functools.partial(pipeline.engine.Search, bucket_all=True))
+        monkeypatch.setattr(pipeline.search.shards, "Search", functools.partial(pipeline.search.shards.Search, bucket_all=True))
         before = cuda_emulator.launch_counts()
         gpu = run_search(tasks, 2)
         unused = {k for k, count in cuda_emulator.launch_counts().items() if count == before[k]}
@@ -247,8 +247,8 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     run as the search applies them (rigid maps in one launch, the others counted then taken), on a
     flat layout of real ARC grids of many shapes and of grids up to 30 x 30: the grids the
     primitive gives on NumPy, their hashes, none where it gives none, and each map's weighed count."""
-    from pipeline.hashing import GridHasher
-    from pipeline.problem import Items
+    from pipeline.search.hashing import GridHasher
+    from pipeline.search.problem import Items
     from solvers import kernels
     from solvers.batch import as_parts
     from solvers.registry import transforms
@@ -378,7 +378,7 @@ def test_joined_items_match_array_calls(dev, parts):
     """concat_items of many parts (more than one launch of merge_items holds, empty parts among
     them), states shifted per part and cell starts by where each part's cells begin, against the
     array calls; concat_hashed_items joins the items' hashes too."""
-    from pipeline.problem import Items, concat_hashed_items, concat_items
+    from pipeline.search.problem import Items, concat_hashed_items, concat_items
 
     rng = np.random.default_rng(parts)
     items, offsets, hashes = [], [], []
@@ -413,7 +413,7 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
     of many shapes."""
-    from pipeline.problem import Items, PaddedLayout
+    from pipeline.search.problem import Items, PaddedLayout
     from test_dsl_batch import ARC_GRIDS
 
     grids, _ = ARC_GRIDS
@@ -441,7 +441,7 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
 
     # Copying grids out of padded stacks and hashing them in one pass (copy_hash_rows), with
     # noise in the padding, against hashing the zero-padded stacks and the cells laid out as items.
-    from pipeline.hashing import GridHasher
+    from pipeline.search.hashing import GridHasher
 
     hasher = GridHasher(dev.xp, 3)
     lay = PaddedLayout(gpu)
@@ -465,12 +465,12 @@ def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypat
     """Search._score's kernels (score_fit, score_cells, score_states) against its array calls, on
     the same inputs, for every absorb of a depth-2 search on real tasks: every score of every new
     state (rank, solved, exact matches, score, colour table where learnt, its consistency, test key)."""
-    import pipeline.search
-    from pipeline.engine import run_search
-    from pipeline.tasks import load_tasks
+    import pipeline.search.driver
+    from pipeline.search.shards import run_search
+    from pipeline.run.tasks import load_tasks
     from solvers.xp import to_host
 
-    original = pipeline.search.Search._score
+    original = pipeline.search.driver.Search._score
     checked = {"absorbs": 0, "tables": 0, "solved": 0}
 
     def both(self, block, out, hv, mixed, new_dev, level):
@@ -494,10 +494,10 @@ def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypat
         checked["solved"] += int(to_host(want.solved)[new].sum())
         return got
 
-    monkeypatch.setattr(pipeline.search.Search, "_score", both)
+    monkeypatch.setattr(pipeline.search.driver.Search, "_score", both)
     # Every absorb through _score: the last level's absorbs in two halves score with the same
     # kernels and give the same results (test_absorbs_finished_later_give_identical_results).
-    monkeypatch.setattr(pipeline.search, "DEFER_ABSORBS", False)
+    monkeypatch.setattr(pipeline.search.driver, "DEFER_ABSORBS", False)
     tasks, _ = load_tasks("arc1-train", 12 if dev.name == "cupy" else 6)
     run_search(tasks, 2, gpus=[0] if dev.name == "cupy" else None)
     assert checked["absorbs"] > 2 and checked["tables"] > 0 and checked["solved"] > 0, checked
@@ -508,7 +508,7 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     """The device's key table (HashKeySet) against the sorted runs (KeySet) on NumPy: batches with
     repeats within and across them, the key that marks an empty slot, and a table that starts
     tiny, so it is rehashed several times and probes long chains; some batches masked."""
-    from pipeline.keyset import HashKeySet, KeySet
+    from pipeline.search.keyset import HashKeySet, KeySet
     from solvers.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(seed)
@@ -533,7 +533,7 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
 def test_first_positions_on_the_device_match_numpy(dev):
     """Each key's first position (the distinct grids of a search block) from the device's hash
     table against NumPy's unique: repeats near and far, the key that marks an empty slot."""
-    from pipeline.keyset import first_positions
+    from pipeline.search.keyset import first_positions
     from solvers.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(5)
@@ -550,7 +550,7 @@ def test_first_positions_on_the_device_match_numpy(dev):
 def test_budget_on_the_device_matches_numpy(dev, n_tasks):
     """Each task's first ``budget - kept`` new states, worked out on the device (a counting sort of
     tasks, or a lexsort past its 1,024 keys) against NumPy; tasks full, crossing and with room."""
-    from pipeline.search import within_budget
+    from pipeline.search.driver import within_budget
 
     rng = np.random.default_rng(n_tasks)
     tasks = rng.integers(0, n_tasks, 5000)
@@ -570,9 +570,9 @@ def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev, monkeypatch,
     the kept states in halves, with the same results."""
     import sys
 
-    from pipeline.problem import Items, Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
+    from pipeline.search.problem import Items, Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
 
     failed = []
     if take_room is not None:
@@ -604,9 +604,9 @@ def test_runs_out_of_memory_apply_each_transform_alone(dev, monkeypatch, step):
     or in taking them after the wait) or of one crop primitive's transforms (counting, or taking
     after the wait) that runs out of device memory is applied transform by transform instead, with
     the CPU's results. (A crop transform alone still runs: only runs fail here.)"""
-    from pipeline.problem import Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
+    from pipeline.search.problem import Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
     from solvers import kernels
 
     failed = []
@@ -640,7 +640,7 @@ def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
     """A table that cannot double (simulated out-of-memory) frees memory, retries, then keeps
     its size while it stays under MAX_LOAD (the same positions as the sorted runs), then raises
     a MemoryError that says why."""
-    from pipeline.keyset import HashKeySet, KeySet
+    from pipeline.search.keyset import HashKeySet, KeySet
 
     freed = []
     table, runs = HashKeySet(dev.xp, slots=64, free_memory=lambda: freed.append(1)), KeySet(np)
@@ -662,7 +662,7 @@ def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
 
 def test_grid_and_state_hashes_identical_on_numpy_and_cupy(dev):
     """The hashing kernels (grid projections, splitmix64) give NumPy's hashes bit for bit."""
-    from pipeline.hashing import GridHasher
+    from pipeline.search.hashing import GridHasher
 
     rng = np.random.default_rng(3)
     cpu, gpu = GridHasher(np, 5), GridHasher(dev.xp, 5)
@@ -790,7 +790,7 @@ def test_gpu_search_processes_reduce_without_cub(monkeypatch):
 def test_block_size_counts_memory_the_pool_holds_unused():
     """A shard process's later chunks get the blocks its first got: what CuPy's pool keeps after a
     search is free for the next one, not memory taken by others."""
-    from pipeline.engine import gpu_block_cells
+    from pipeline.search.shards import gpu_block_cells
 
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
@@ -946,8 +946,8 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
     """kernels.test_grids: each candidate state's test grids in fixed slots (zeros past a grid,
     sides 0 where a state lacks a test sample), as TestGrids' array calls gather them; states
     given in any order, items of any order, some states without items."""
-    from pipeline.problem import Items
-    from pipeline.test_grids import SLOT, TestGrids
+    from pipeline.search.problem import Items
+    from pipeline.search.candidate_outputs import SLOT, TestGrids
     from solvers import kernels
 
     rng = np.random.default_rng(5)
@@ -991,10 +991,10 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
     search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
     later half too; with ``absorb_cells`` 1 every transform is absorbed alone (the per-task budget
     of kept states carries from absorb to absorb)."""
-    import pipeline.search as search_mod
-    from pipeline.problem import Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
+    import pipeline.search.driver as search_mod
+    from pipeline.search.problem import Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 8)
     monkeypatch.setattr(search_mod, "PICK_ROOM", 1)

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import pipeline.problem as problem_mod
-import pipeline.search as search_mod
-from pipeline.engine import run_search, split_tasks
-from pipeline.problem import Problem
-from pipeline.search import Search, offer_order, within_budget
-from pipeline.tasks import Task, load_tasks
+import pipeline.search.problem as problem_mod
+import pipeline.search.driver as search_mod
+from pipeline.search.shards import run_search, split_tasks
+from pipeline.search.problem import Problem
+from pipeline.search.driver import Search, offer_order, within_budget
+from pipeline.run.tasks import Task, load_tasks
 from solvers import dsl
 
 
@@ -85,7 +85,7 @@ def test_finds_depth_1_and_2_programs(synthetic):
 def test_warm_up_tasks_are_solved_by_turning_their_grids():
     """The made-up tasks of a GPU process's warm-up search are valid tasks of every size bucket
     that a depth-2 search solves (so its scoring paths run too)."""
-    from pipeline.engine import _search, warm_up_tasks
+    from pipeline.search.shards import _search, warm_up_tasks
 
     tasks = warm_up_tasks()
     sides = {g.shape for t in tasks for g in t.train_inputs + t.test_inputs}
@@ -321,7 +321,7 @@ def test_absorbing_transforms_together_gives_identical_results(real_tasks, absor
 
 
 def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real_tasks):
-    """Candidates' test outputs queued on the device and copied later (pipeline/test_grids.py)
+    """Candidates' test outputs queued on the device and copied later (pipeline/search/candidate_outputs.py)
     are the same whether they cross after every queued batch or once at the end, and every
     candidate on a board has one per test input of its task."""
     made = []
@@ -383,7 +383,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
 def test_kept_shard_workers_serve_several_searches(real_tasks):
     """Started (and warmed up) shard processes serve one search after another, with the results
     of a single process; given to run_search for their slots, they are used."""
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     tasks = real_tasks[:6]
     single = run_search(tasks, 1, shards=1)
@@ -401,19 +401,19 @@ def test_first_shard_searches_in_this_process_and_the_others_in_workers(real_tas
     other slots in their worker processes; results are those of a single search."""
     import os
 
-    import pipeline.engine
-    from pipeline.engine import ShardWorkers
+    import pipeline.search.shards
+    from pipeline.search.shards import ShardWorkers
 
     tasks = real_tasks[:6]
     single = run_search(tasks, 1, shards=1)
     seen = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, group, *args, **kw):
         seen.append((os.getpid(), [t.id for t in group]))
         return real(xp, group, *args, **kw)
 
-    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    monkeypatch.setattr(pipeline.search.shards, "_search", recording)
     groups = split_tasks(tasks, 2)
     with ShardWorkers([None, None]) as workers:
         assert workers.ready() >= 0.0
@@ -424,7 +424,7 @@ def test_first_shard_searches_in_this_process_and_the_others_in_workers(real_tas
 
 def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
     """A shard process whose device cannot be used (GPU 97: none here) reports that from ready()."""
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     workers = ShardWorkers([None, 97])
     with pytest.raises(Exception):
@@ -435,7 +435,7 @@ def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
 def test_processes_started_early_serve_the_shards_and_spares_end(real_tasks):
     """Search processes started before the device is known (start_processes) become the shard
     workers; those beyond the slots' needs are ended."""
-    from pipeline.engine import ShardWorkers, start_processes
+    from pipeline.search.shards import ShardWorkers, start_processes
 
     tasks = real_tasks[:6]
     started = start_processes(2, gpu=True)  # imports CuPy where it can; here it need not exist
@@ -468,7 +468,7 @@ def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks
 
 
 def test_block_size_follows_free_memory_a_pool_limit_and_sharing():
-    from pipeline.engine import BYTES_PER_CELL, block_cells_for_memory
+    from pipeline.search.shards import BYTES_PER_CELL, block_cells_for_memory
 
     GB = 2**30
     h100 = block_cells_for_memory(79 * GB, 80 * GB, 0)
@@ -488,20 +488,20 @@ def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
     products on one BLAS thread: the search already runs a process per core."""
     from threadpoolctl import threadpool_info
 
-    import pipeline.engine
+    import pipeline.search.shards
 
     seen = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, *args, **kw):
         seen.append([pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"])
         return real(xp, *args, **kw)
 
-    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    monkeypatch.setattr(pipeline.search.shards, "_search", recording)
     run_search(real_tasks[:2], 1)
     assert seen and all(threads == [1] * len(threads) for threads in seen) and seen[0]
     # Shard processes: the limit holds in a fresh interpreter too.
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     with ShardWorkers([None, None]) as workers:  # the second slot is a process of its own
         threads = workers.pools[0].schedule(_blas_threads_in_search).result(timeout=120)
@@ -511,20 +511,20 @@ def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
 def _blas_threads_in_search():
     from threadpoolctl import threadpool_info
 
-    import pipeline.engine
+    import pipeline.search.shards
 
     found = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, *args, **kw):
         found.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
         return real(xp, *args, **kw)
 
-    pipeline.engine._search = recording
-    from pipeline.tasks import load_tasks
+    pipeline.search.shards._search = recording
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 2)
-    pipeline.engine.search_shard(tasks, 1, 0, None, 100)
+    pipeline.search.shards.search_shard(tasks, 1, 0, None, 100)
     return found
 
 
@@ -557,7 +557,7 @@ def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, 
     """Copying the grids of the states kept for the next level may run out of device memory
     after the boards were updated: the states are then taken in halves (blocks in order, merged
     back by the regrouping), with the same results."""
-    from pipeline.problem import Items
+    from pipeline.search.problem import Items
 
     tasks = real_tasks[:8]
 
@@ -650,7 +650,7 @@ def test_pending_queue_absorbs_early_only_where_that_saves_copying_its_cells():
     outputs with memory of their own (the CPU's) join as before; the buffer outlives an absorb."""
     from types import SimpleNamespace
 
-    from pipeline.problem import join_cells
+    from pipeline.search.problem import join_cells
 
     def output(cells):
         return SimpleNamespace(items=SimpleNamespace(cells=cells), block=SimpleNamespace(num_states=1))
@@ -679,7 +679,7 @@ def test_search_keeps_older_objects_out_of_full_collections_only_while_it_runs(m
     duration and unfreezes them after, also when the search raises."""
     import gc
 
-    from pipeline import engine
+    from pipeline.search import shards as engine
 
     seen = []
     real = engine._search_unfrozen

@@ -19,8 +19,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pipeline.validate as validate_mod  # noqa: E402
-from pipeline.validate import (  # noqa: E402
+import pipeline.finish.validate as validate_mod  # noqa: E402
+from pipeline.finish.validate import (  # noqa: E402
     STATUSES,
     ValidationJob,
     ValidationPool,

@@ -9,11 +9,11 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.inline import InlineError, inline
-from pipeline.program import plain_grid
-from pipeline.select import choose_attempts
-from pipeline.store import StoredSolver
-from pipeline.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
+from pipeline.finish.inline import InlineError, inline
+from pipeline.finish.program import plain_grid
+from pipeline.finish.select import choose_attempts
+from pipeline.finish.store import StoredSolver
+from pipeline.finish.validate import POOL_ERROR_PREFIX, ValidationJob, ValidationResult
 
 INLINE_NS = "inline"
 VALID_NS = "valid"

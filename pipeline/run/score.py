@@ -2,7 +2,7 @@
 
 A submission is ``{task_id: [{"attempt_1": grid, "attempt_2": grid}, ...]}``, one dict per test
 input in order. A test output counts if either attempt equals it exactly (same shape, same cells);
-the score is over test outputs. Only the scorer ever sees solutions (see pipeline.tasks).
+the score is over test outputs. Only the scorer ever sees solutions (see pipeline.run.tasks).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from pipeline.tasks import Task, parse_grid
+from pipeline.run.tasks import Task, parse_grid
 
 ATTEMPTS = ("attempt_1", "attempt_2")
 

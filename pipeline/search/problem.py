@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.hashing import GridHasher
+from pipeline.search.hashing import GridHasher
 from solvers import kernels
 from solvers.xp import data_address, namespace_of, repeat_index, to_host, to_host_all
 

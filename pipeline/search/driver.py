@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pipeline.keyset import first_positions, key_set
-from pipeline.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards, offers_that_may_enter
-from pipeline.problem import (Block, Items, Problem, allocation_id, concat_hashed_items, concat_items, follows,
+from pipeline.search.keyset import first_positions, key_set
+from pipeline.search.leaderboard import LEADERBOARD_SIZE, Candidate, Leaderboards, offers_that_may_enter
+from pipeline.search.problem import (Block, Items, Problem, allocation_id, concat_hashed_items, concat_items, follows,
                               sort_by_shape, stable_group)
-from pipeline.state_table import MergedStates, StateTable
-from pipeline.test_grids import TestGrids
+from pipeline.search.state_table import MergedStates, StateTable
+from pipeline.search.candidate_outputs import TestGrids
 from solvers import kernels, stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
@@ -1490,7 +1490,7 @@ class _Pending:
     def cells(self, n: int):
         """An uninitialised uint8 array for the ``n`` cells of an output about to be queued here.
         Outputs are cut back to back from one buffer (of the budget's size) while it has room, so
-        absorbing them joins their cells without copying (:func:`pipeline.problem.join_cells`).
+        absorbing them joins their cells without copying (:func:`pipeline.search.problem.join_cells`).
         The buffer outlives an absorb (the outputs of a run made before it follow on in it); an
         output that does not fit is cut from a new buffer, and the outputs queued before it are
         absorbed without it (see :meth:`joins`)."""

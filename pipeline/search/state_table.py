@@ -18,7 +18,7 @@ class MergedStates:
     was made from and the transform (None for the identity). Holds host arrays only."""
 
     def __init__(self, outputs: list):
-        """``outputs``: objects with ``block`` (a :class:`pipeline.problem.Block`) and
+        """``outputs``: objects with ``block`` (a :class:`pipeline.search.problem.Block`) and
         ``transform`` (an index or None), in order."""
         self.offsets = np.cumsum([0] + [o.block.num_states for o in outputs])
         transforms = [o.transform for o in outputs]

@@ -1,6 +1,6 @@
 """Runs the batched search over a set of tasks: in this process, or split into shards that run
 in parallel (one process per CPU core, or one per GPU). Results do not depend on the split: a
-task's search never looks at other tasks (see :mod:`pipeline.search`).
+task's search never looks at other tasks (see :mod:`pipeline.search.driver`).
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pipeline.problem import Problem
-from pipeline.program import FoundProgram
-from pipeline.search import Search
-from pipeline.tasks import Task
+from pipeline.search.problem import Problem
+from pipeline.finish.program import FoundProgram
+from pipeline.search.driver import Search
+from pipeline.run.tasks import Task
 from solvers.registry import transforms
 from solvers.xp import plain_reductions, stage_pinned
 

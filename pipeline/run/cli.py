@@ -64,8 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point; returns the exit code."""
-    from pipeline.devices import DeviceError
-    from pipeline.tasks import DatasetError
+    from pipeline.run.devices import DeviceError
+    from pipeline.run.tasks import DatasetError
 
     args = build_parser().parse_args(argv)
     try:
@@ -94,7 +94,7 @@ def _stop_on_sigterm() -> None:
 
 
 def _run(args) -> int:
-    from pipeline.runner import Run, RunOptions
+    from pipeline.run.runner import Run, RunOptions
 
     _stop_on_sigterm()
 
@@ -118,8 +118,8 @@ def _run(args) -> int:
 
 
 def _score(args) -> int:
-    from pipeline.score import score_submission
-    from pipeline.tasks import load_solutions, load_tasks
+    from pipeline.run.score import score_submission
+    from pipeline.run.tasks import load_solutions, load_tasks
 
     try:
         with open(args.submission) as f:

@@ -9,10 +9,10 @@ from functools import lru_cache
 from pathlib import Path
 
 RESULT_FORMAT = 1  # bump when the shape of any cached value changes
-_ROOT = Path(__file__).resolve().parent.parent
-_SOURCES = ("solvers", "pipeline/search.py", "pipeline/problem.py", "pipeline/hashing.py",
-            "pipeline/program.py", "pipeline/inline.py", "pipeline/validate.py", "pipeline/select.py",
-            "pipeline/store.py", "pipeline/solve.py")
+_ROOT = Path(__file__).resolve().parents[2]
+_SOURCES = ("solvers", "pipeline/search/driver.py", "pipeline/search/problem.py", "pipeline/search/hashing.py",
+            "pipeline/finish/program.py", "pipeline/finish/inline.py", "pipeline/finish/validate.py", "pipeline/finish/select.py",
+            "pipeline/finish/store.py", "pipeline/finish/finisher.py")
 
 
 @lru_cache(maxsize=1)

@@ -454,7 +454,7 @@ def _close_open_pools() -> None:
 class ValidationPool:
     """A capped pool of worker processes that validates solvers (see the module docstring).
 
-    ``workers`` processes (see :func:`pipeline.resources.fair_workers`), ``timeout`` seconds per
+    ``workers`` processes (see :func:`pipeline.run.resources.fair_workers`), ``timeout`` seconds per
     solver (all its train and test runs together; the soft limit fires at 0.8 × timeout),
     ``memory_mb`` of address space per worker above its baseline after imports.  Use it as a
     context manager or call :meth:`close`.  :meth:`validate_many` calls are serialised.

@@ -1,7 +1,7 @@
 """Selecting two attempts per test input from the ranked predictions of a task."""
 from __future__ import annotations
 
-from pipeline.program import plain_grid
+from pipeline.finish.program import plain_grid
 
 
 def choose_attempts(ranked_outputs: list, test_inputs: list) -> list[dict]:

@@ -15,17 +15,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
-from pipeline.devices import gpu_count_hint, select_device
-from pipeline.engine import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
-from pipeline.fingerprint import code_fingerprint
-from pipeline.outputs import write_json_atomic
-from pipeline.progress import Progress
-from pipeline.resources import fair_workers, running_instances, usable_cpus
-from pipeline.select import choose_attempts
-from pipeline.solve import SolverPipeline
-from pipeline.store import SolverStore
-from pipeline.tasks import load_tasks
-from pipeline.validate import ValidationPool
+from pipeline.run.devices import gpu_count_hint, select_device
+from pipeline.search.shards import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
+from pipeline.run.fingerprint import code_fingerprint
+from pipeline.run.outputs import write_json_atomic
+from pipeline.run.progress import Progress
+from pipeline.run.resources import fair_workers, running_instances, usable_cpus
+from pipeline.finish.select import choose_attempts
+from pipeline.finish.finisher import SolverPipeline
+from pipeline.finish.store import SolverStore
+from pipeline.run.tasks import load_tasks
+from pipeline.finish.validate import ValidationPool
 
 log = logging.getLogger("arcbatt")
 
@@ -386,7 +386,7 @@ class Run:
 
     def _export_best(self) -> None:
         """Write solvers.py: the best stored solver of every task as one importable module."""
-        from pipeline.export import write_solvers_module
+        from pipeline.run.export import write_solvers_module
 
         best = {}
         for task in self.tasks:

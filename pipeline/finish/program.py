@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.inline import chain_source
+from pipeline.finish.inline import chain_source
 
 
 def plain_grid(grid) -> list:
