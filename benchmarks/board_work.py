@@ -24,7 +24,7 @@ def main() -> None:
     import pipeline.search.candidate_outputs as test_grids
     from pipeline.search import shards as engine
     from pipeline.run.tasks import load_tasks
-    from solvers import kernels
+    from pipeline.search import kernels
 
     tasks, _ = load_tasks("arc1-train", 0)
     engine.warm_up(0)

@@ -1,4 +1,4 @@
-"""Run the CUDA kernels of ``solvers.kernels`` and ``solvers.fused`` on the CPU, so that CI (which has
+"""Run the CUDA kernels of ``pipeline.search.kernels`` and ``solvers.fused`` on the CPU, so that CI (which has
 no GPU) checks what they compute, not only that they compile.
 
 Each CUDA source is compiled as C++ with g++ against a small prelude that supplies CUDA's
@@ -621,10 +621,11 @@ def launch_counts() -> dict[str, int]:
 
 
 def install(monkeypatch) -> None:
-    """Make ``solvers.kernels`` and ``solvers.fused`` launch their kernels on the CPU through this
+    """Make ``pipeline.search.kernels`` and ``solvers.fused`` launch their kernels on the CPU through this
     emulator, on NumPy arrays (``kernels.enabled(numpy)`` becomes true; ``ARCBATT_NO_KERNELS``
     still switches them off), for the duration of a test (``monkeypatch``: pytest's fixture)."""
-    from solvers import fused, kernels
+    from solvers import fused
+    from pipeline.search import kernels
 
     if "kernels" not in _MODULES:
         _MODULES["kernels"] = Module(kernels.source(), "kernels")

@@ -190,9 +190,9 @@ def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
 
 @pytest.mark.parametrize("density", [0.1, 0.5, 0.9])
 def test_kernels_match_their_array_call_versions(dev, density):
-    """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
+    """Each CUDA kernel of pipeline.search.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
-    from solvers import kernels
+    from pipeline.search import kernels
     from solvers.batch import colour_counts
     from solvers.primitives.draw import fill_bbox
     from solvers.primitives.objects import label_objects, pick_per_grid
@@ -249,7 +249,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     primitive gives on NumPy, their hashes, none where it gives none, and each map's weighed count."""
     from pipeline.search.hashing import GridHasher
     from pipeline.search.problem import Items
-    from solvers import kernels
+    from pipeline.search import kernels
     from solvers.batch import as_parts
     from solvers.registry import transforms
     from test_dsl_batch import ARC_GRIDS
@@ -321,7 +321,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
 def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
     """kernels.sum_into adds (or takes away) the sum of a bool or int64 vector, of any length
     (more values than its threads: they stride), to an int64 held on the device."""
-    from solvers import kernels
+    from pipeline.search import kernels
 
     rng = np.random.default_rng(n)
     flags = rng.random(n) < 0.3
@@ -340,7 +340,7 @@ def test_cumsum_kernels_give_numpys_running_sums(dev, monkeypatch, n, dtype, sum
     it, or past ``SCAN_SUMMED_BLOCKS`` blocks from their running sums, scanned recursively) gives
     NumPy's cumsum as int64, inclusive and exclusive, at block edges and past them, and for a
     non-contiguous view."""
-    from solvers import kernels
+    from pipeline.search import kernels
 
     monkeypatch.setattr(kernels, "SCAN_SUMMED_BLOCKS", summed_blocks)
     rng = np.random.default_rng(n)
@@ -361,7 +361,7 @@ def test_group_order_is_a_stable_argsort(dev, n, keys):
     """kernels.group_order (a counting sort over chunks, no sort) gives NumPy's stable argsort of
     keys in 0..1023 and where each key's run begins, for chunks of 256 to 512 items, keys that
     repeat within a warp's round, one key only, and every key."""
-    from solvers import kernels
+    from pipeline.search import kernels
 
     rng = np.random.default_rng(n + keys)
     key = rng.integers(0, keys, n)
@@ -509,7 +509,7 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     repeats within and across them, the key that marks an empty slot, and a table that starts
     tiny, so it is rehashed several times and probes long chains; some batches masked."""
     from pipeline.search.keyset import HashKeySet, KeySet
-    from solvers.kernels import KEY_EMPTY
+    from pipeline.search.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(seed)
     table, runs = HashKeySet(dev.xp, slots=4), KeySet(np)
@@ -534,7 +534,7 @@ def test_first_positions_on_the_device_match_numpy(dev):
     """Each key's first position (the distinct grids of a search block) from the device's hash
     table against NumPy's unique: repeats near and far, the key that marks an empty slot."""
     from pipeline.search.keyset import first_positions
-    from solvers.kernels import KEY_EMPTY
+    from pipeline.search.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(5)
     for size in (0, 1, 2, 9, 1000, 6000):
@@ -607,7 +607,7 @@ def test_runs_out_of_memory_apply_each_transform_alone(dev, monkeypatch, step):
     from pipeline.search.problem import Problem
     from pipeline.search.driver import Search
     from pipeline.run.tasks import load_tasks
-    from solvers import kernels
+    from pipeline.search import kernels
 
     failed = []
     real = getattr(kernels, step)
@@ -860,7 +860,7 @@ def test_board_picks_pack_what_the_gathers_give(dev):
     """board_picks: the new states whose rank beats their task's threshold (and that ``keep`` keeps,
     where given), each as one packed record of what gathering its fields gives, with their count;
     with too little room, the count and as many records as fit."""
-    from solvers import kernels
+    from pipeline.search import kernels
     rng = np.random.default_rng(9)
     S = 60
     new_pos = np.sort(rng.choice(S, 40, replace=False)).astype(np.int64)
@@ -901,7 +901,7 @@ def test_crop_sides_of_many_buckets_in_one_table(dev, buckets):
     """kernels.crop_sides: per grid of each bucket's results its flag, sides, cells when kept,
     result address and pitch, at the bucket's place; flags and sides per grid or one for all,
     buckets without results (no stack) or without grids; more buckets than one launch takes."""
-    from solvers import kernels
+    from pipeline.search import kernels
     from solvers.batch import Padded
     from solvers.xp import data_address
 
@@ -948,7 +948,7 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
     given in any order, items of any order, some states without items."""
     from pipeline.search.problem import Items
     from pipeline.search.candidate_outputs import SLOT, TestGrids
-    from solvers import kernels
+    from pipeline.search import kernels
 
     rng = np.random.default_rng(5)
     tasks, S = 4, 50

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from solvers import kernels
+from pipeline.search import kernels
 from solvers.batch import MAX_SIDE
 from solvers.xp import to_device_async, to_host_all
 

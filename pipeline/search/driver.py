@@ -21,7 +21,8 @@ from pipeline.search.problem import (Block, Items, Problem, allocation_id, conca
                               sort_by_shape, stable_group)
 from pipeline.search.state_table import MergedStates, StateTable
 from pipeline.search.candidate_outputs import TestGrids
-from solvers import kernels, stack_cache
+from pipeline.search import kernels
+from solvers import stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
 from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_device_async, to_host, to_host_all
@@ -519,7 +520,7 @@ class Search:
 
     def _map_run_outputs(self, block, run, table, counts, counted, weighed: bool) -> list:
         """A map run's outputs, once the host has its counts (``counted``: of
-        :func:`solvers.kernels.map_counts`' totals)."""
+        :func:`pipeline.search.kernels.map_counts`' totals)."""
         xp, items, K = self.xp, block.items, len(run)
         kept_of, cells_of = counted[:K].tolist(), counted[K:2 * K].tolist()
         if not sum(kept_of):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers import kernels
+from pipeline.search import kernels
 from solvers.batch import MAX_SIDE
 
 PROJECTIONS = 6
@@ -111,15 +111,15 @@ class GridHasher:
 
     def map_copy(self, src, start, h, w, table, dst):
         """GPU kernels only: the grids of a flat layout through each of K rigid coordinate maps
-        (``table``, :func:`solvers.kernels.coord_map_table`) into ``dst`` ((K, cells)), and the hashes
+        (``table``, :func:`pipeline.search.kernels.coord_map_table`) into ``dst`` ((K, cells)), and the hashes
         :meth:`padded` gives for them, (K, n)."""
         return kernels.map_copy_hash(self.xp, src, start, h, w, table, dst,
                                      self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)
 
     def map_take_copy(self, items, table, counts, kept_total: int, dst):
         """GPU kernels only: the grids that K coordinate maps keep (``counts``: the first three of
-        :func:`solvers.kernels.map_counts`), written to ``dst``: ``(h, w, start, state, sample,
-        hashes)`` of :func:`solvers.kernels.map_take_copy_hash`."""
+        :func:`pipeline.search.kernels.map_counts`), written to ``dst``: ``(h, w, start, state, sample,
+        hashes)`` of :func:`pipeline.search.kernels.map_take_copy_hash`."""
         return kernels.map_take_copy_hash(self.xp, items.cells, items.start, items.h, items.w, items.state,
                                           items.sample, table, *counts, kept_total, dst,
                                           self._coef(MAX_SIDE, MAX_SIDE, self.xp.int32), self.mix)

@@ -3,13 +3,13 @@
 Deduplication of millions of states per level stays vectorised and on the GPU: a batch is
 uniqued with ``unique``, tested against each sorted run with ``searchsorted``, and appended as a
 new run; runs of similar size are merged (log-structured), so the cost stays O(n log n) overall.
-On a GPU (with the kernels of ``solvers.kernels``) the keys are a hash table on the device
+On a GPU (with the kernels of ``pipeline.search.kernels``) the keys are a hash table on the device
 instead (:class:`HashKeySet`): a batch is two kernels and one wait for the device, where the
 sorted runs take dozens of launches and several waits. Both give the same positions.
 """
 from __future__ import annotations
 
-from solvers import kernels
+from pipeline.search import kernels
 from solvers.xp import is_out_of_memory
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.search.hashing import GridHasher
-from solvers import kernels
+from pipeline.search import kernels
 from solvers.xp import data_address, namespace_of, repeat_index, to_host, to_host_all
 
 

@@ -348,7 +348,7 @@ def _import_gpu_modules() -> None:
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     """Prepare this process to search on ``gpu``: the search's modules, CuPy and the parts of it
     that CuPy imports on first use (``cupyx``, which brings SciPy: 0.6 s on the H100 host), the
-    device's context and memory pool, and the compiled kernels of :mod:`solvers.kernels` and
+    device's context and memory pool, and the compiled kernels of :mod:`pipeline.search.kernels` and
     :mod:`solvers.fused`; returns the seconds.
 
     The search's transforms are imported too (every process searching needs them), on a GPU the
@@ -368,7 +368,9 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
         import cupy
         import cupyx.scipy.ndimage  # noqa: F401  (imported by CuPy's kernels on first use anyway)
 
-        from solvers import fused, kernels
+        from solvers import fused
+
+        from pipeline.search import kernels
 
         plain_reductions()
         with cupy.cuda.Device(gpu):
