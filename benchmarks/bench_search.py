@@ -2,7 +2,7 @@
 
 For each mode (``cpu``: ``-m``; ``gpu``: ``-g``; ``gpuN``: ``-g`` on at most N GPUs; ``gpuNxP``: the
 same with P search processes sharing each GPU; a suffix ``-arrays``: without the CUDA kernels of
-``pipeline.search.kernels``) it runs a cold
+``solvers.kernels``) it runs a cold
 run (fresh cache) and prints: test outputs correct (Kaggle rule, 2 attempts), wall seconds, search
 seconds, deduplicated states, states per second (and per core on the CPU), grid transforms per
 second, and peak memory of the run's processes. Modes given together run one after the other in
@@ -56,7 +56,7 @@ def run_mode(mode: str, args, work: str, warm: bool = False) -> dict:
         cmd += ["-c", str(args.count)]
     env = dict(os.environ)
     base_mode, _, variant = mode.partition("-")
-    if variant == "arrays":  # the GPU without pipeline.search.kernels: every primitive as array calls
+    if variant == "arrays":  # the GPU without solvers.kernels: every primitive as array calls
         env["ARCBATT_NO_KERNELS"] = "1"
     if base_mode == "cpu":
         cmd.append("-m")

@@ -30,7 +30,7 @@
 #   d3util   depth 3 on one GPU, sampling nvidia-smi's GPU utilisation every 200 ms meanwhile
 #   sides3   depth 3 on all arc1-train on one GPU with three bucket layouts (profiled, synchronised)
 #   costs    host and device time of every transform on the first level-2 and level-3 blocks
-#   kern3    depth 3 on one GPU with the CUDA kernels of pipeline.search.kernels and without (same run)
+#   kern3    depth 3 on one GPU with the CUDA kernels of solvers.kernels and without (same run)
 #   kern2    depth 2: all CPU cores, one GPU with and without the kernels (same run)
 #   costs3ab the level-3 block's transform costs with the kernels and without (same run)
 #   absorb3  depth 3 profiled with the new grids of each transform scored alone, and together up to

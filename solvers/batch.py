@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.search import kernels
+from solvers import kernels
 from solvers.stack_cache import per_stack
 
 MAX_SIDE = 30

@@ -7,7 +7,7 @@ every object of the stack, or loop over shifts in Python (one launch per shift).
 is one kernel (a thread block per grid, a thread per cell, the grid in shared memory) or one
 elementwise kernel (a thread per cell). Each gives exactly what the primitive's array calls give:
 the GPU tests run every transform on NumPy (array calls) and on CuPy (these kernels) and compare.
-The primitives call them only where :func:`pipeline.search.kernels.enabled` says so; the CPU always runs
+The primitives call them only where :func:`solvers.kernels.enabled` says so; the CPU always runs
 the array calls.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import functools
 import numpy as np
 
 from solvers.batch import Padded
-from pipeline.search.kernels import CELL_INDEX, block_threads, loop_threads, per_grid_arg, thread_launch
+from solvers.kernels import CELL_INDEX, block_threads, loop_threads, per_grid_arg, thread_launch
 
 _SOURCE = CELL_INDEX + r"""
 #define BIG 0x3fffffff

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from pipeline.search import kernels
+from solvers import kernels
 from solvers.batch import MAX_SIDE, Padded
 from solvers.xp import stable_argsort
 

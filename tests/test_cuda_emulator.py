@@ -175,9 +175,9 @@ def test_what_would_hang_or_corrupt_a_gpu_launch_is_an_error(module):
 
 
 def test_cell_row_and_col_divide_exactly_for_every_cell_of_a_grid():
-    """The kernels' division-free row and column of a cell (pipeline.search.kernels.CELL_INDEX), compiled
+    """The kernels' division-free row and column of a cell (solvers.kernels.CELL_INDEX), compiled
     as the kernels use it: exact for every cell index below 1024 and width 1 to 64."""
-    from pipeline.search.kernels import CELL_INDEX
+    from solvers.kernels import CELL_INDEX
 
     module = cuda_emulator.Module(CELL_INDEX + r"""
 extern "C" __global__ void rows_cols(int w, int* rows, int* cols) {

@@ -190,9 +190,9 @@ def test_run_card_gpu_and_cpu_give_identical_submissions(tmp_path):
 
 @pytest.mark.parametrize("density", [0.1, 0.5, 0.9])
 def test_kernels_match_their_array_call_versions(dev, density):
-    """Each CUDA kernel of pipeline.search.kernels against the NumPy array calls it replaces, on random
+    """Each CUDA kernel of solvers.kernels against the NumPy array calls it replaces, on random
     stacks from sparse to dense (long winding components), of several shapes."""
-    from pipeline.search import kernels
+    from solvers import kernels
     from solvers.batch import colour_counts
     from solvers.primitives.draw import fill_bbox
     from solvers.primitives.objects import label_objects, pick_per_grid
@@ -251,6 +251,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     from pipeline.search.problem import Items
     from pipeline.search import kernels
     from solvers.batch import as_parts
+    from solvers.kernels import RIGID_MAPS
     from solvers.registry import transforms
     from test_dsl_batch import ARC_GRIDS
 
@@ -273,7 +274,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     d = [dev.asarray(a) for a in (cells, start, h, w, np.arange(n, dtype=np.int64), np.full(n, 5, dtype=np.int64))]
     items = Items(dev.xp, *d[:1], d[4], d[5], d[2], d[3], d[1])
     maps = [t for t in transforms() if t.coord_map is not None]
-    rigid = [t for t in maps if t.coord_map[0] in kernels.RIGID_MAPS]
+    rigid = [t for t in maps if t.coord_map[0] in RIGID_MAPS]
     others = [t for t in maps if t not in rigid]
     assert len(rigid) == 7 and len(others) >= 10
 
@@ -321,7 +322,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
 def test_sum_into_adds_a_sum_to_a_device_number(dev, n):
     """kernels.sum_into adds (or takes away) the sum of a bool or int64 vector, of any length
     (more values than its threads: they stride), to an int64 held on the device."""
-    from pipeline.search import kernels
+    from solvers import kernels
 
     rng = np.random.default_rng(n)
     flags = rng.random(n) < 0.3
@@ -340,7 +341,7 @@ def test_cumsum_kernels_give_numpys_running_sums(dev, monkeypatch, n, dtype, sum
     it, or past ``SCAN_SUMMED_BLOCKS`` blocks from their running sums, scanned recursively) gives
     NumPy's cumsum as int64, inclusive and exclusive, at block edges and past them, and for a
     non-contiguous view."""
-    from pipeline.search import kernels
+    from solvers import kernels
 
     monkeypatch.setattr(kernels, "SCAN_SUMMED_BLOCKS", summed_blocks)
     rng = np.random.default_rng(n)
@@ -949,6 +950,7 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
     from pipeline.search.problem import Items
     from pipeline.search.candidate_outputs import SLOT, TestGrids
     from pipeline.search import kernels
+    from solvers import kernels as dsl_kernels
 
     rng = np.random.default_rng(5)
     tasks, S = 4, 50
@@ -969,7 +971,7 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
                     asarray(np.array([p[1] for p in pairs])), asarray(h), asarray(w), asarray(start))
         block = SimpleNamespace(task=asarray(state_task), num_states=S)
         problem = SimpleNamespace(xp=xp, n_train=asarray(n_train), max_tests=int(n_test.max()))
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             got = kernels.test_grids(xp, out, block.task, problem.n_train, idx, problem.max_tests, SLOT)
         else:
             got = TestGrids(problem)._gathered(block, out, idx)

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.search import kernels
+
+from solvers import kernels as dsl_kernels
 from solvers.batch import MAX_SIDE
 from solvers.xp import to_device_async, to_host_all
 
@@ -57,7 +59,7 @@ class TestGrids:
         ``luts[j]`` (a colour table, or None) when it crosses."""
         xp, p = self.xp, self.p
         idx = np.asarray(idx, dtype=np.int64)
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             cells, h, w, keep = kernels.test_grids(xp, out, block.task, p.n_train, idx, self.max_tests, SLOT)
         else:
             cells, h, w, keep = self._gathered(block, out, idx)

@@ -22,6 +22,7 @@ from pipeline.search.problem import (Block, Items, Problem, allocation_id, conca
 from pipeline.search.state_table import MergedStates, StateTable
 from pipeline.search.candidate_outputs import TestGrids
 from pipeline.search import kernels
+from solvers import kernels as dsl_kernels
 from solvers import stack_cache
 from solvers.batch import MAX_SIDE, Padded, as_parts
 from solvers.registry import transforms
@@ -126,9 +127,9 @@ class Search:
         self.bucket_all = problem.xp is not np if bucket_all is None else bucket_all
         # Runs of consecutive elementwise transforms are applied together; on a GPU also runs of
         # one fill primitive, of coordinate maps and of one crop primitive; others one at a time.
-        self.map_runs = kernels.enabled(self.xp)
-        self.runs = _transform_runs(self.transforms, fill_runs=kernels.enabled(self.xp), map_runs=self.map_runs,
-                                    crop_runs=kernels.enabled(self.xp) and USE_PADDED and self.bucket_all)
+        self.map_runs = dsl_kernels.enabled(self.xp)
+        self.runs = _transform_runs(self.transforms, fill_runs=dsl_kernels.enabled(self.xp), map_runs=self.map_runs,
+                                    crop_runs=dsl_kernels.enabled(self.xp) and USE_PADDED and self.bucket_all)
         self._lut_cache: dict = {}
         self._map_tables: dict = {}
         self.progress = progress
@@ -157,8 +158,8 @@ class Search:
         return self.xp.zeros(1, dtype=self.xp.int64)
 
     def _count_candidates(self, valid) -> None:
-        if kernels.enabled(self.xp):
-            kernels.sum_into(self.xp, valid, self._valid_count)
+        if dsl_kernels.enabled(self.xp):
+            dsl_kernels.sum_into(self.xp, valid, self._valid_count)
         else:
             self._valid_count += valid.sum(dtype=self.xp.int64)
 
@@ -198,7 +199,7 @@ class Search:
         self._mark_deferred_solved()
         # States kept per task for the next level (on the array device where its kernels run:
         # the budget is then applied there, see _next_blocks).
-        kept_per_task = (self.xp if kernels.enabled(self.xp) else np).zeros(len(self.p.tasks), dtype=np.int64)
+        kept_per_task = (self.xp if dsl_kernels.enabled(self.xp) else np).zeros(len(self.p.tasks), dtype=np.int64)
         if not self.expand_solved:
             t0 = self._now()
             # Block by block, each replaced as soon as its successor exists (memory: the frontier
@@ -297,9 +298,9 @@ class Search:
             if m <= (1 - DISTINCT_MIN_REPEATS) * n:
                 grids = items.take(firsts, grouped=True)
                 grids.state = xp.arange(m, dtype=xp.int64)
-                of_item = (kernels.cumsum(xp, is_first) - 1)[first]
+                of_item = (dsl_kernels.cumsum(xp, is_first) - 1)[first]
                 view = _DistinctGrids(xp, block, Block(grids, xp.zeros(m, dtype=xp.int64), grids.state), of_item,
-                                      xp.bincount(of_item, minlength=m) if kernels.enabled(xp) else None)
+                                      xp.bincount(of_item, minlength=m) if dsl_kernels.enabled(xp) else None)
         except Exception as exc:  # no room for the view: the block's every grid, as without it
             if not is_out_of_memory(exc):
                 raise
@@ -441,7 +442,7 @@ class Search:
         table = self._map_tables[trs]
 
         def launch():
-            if all(tr.coord_map[0] in kernels.RIGID_MAPS for tr in trs):
+            if all(tr.coord_map[0] in dsl_kernels.RIGID_MAPS for tr in trs):
                 return self._rigid_maps(block, run, table)
             distinct = self._distinct
             weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
@@ -512,7 +513,7 @@ class Search:
         outputs = []
         for k, ti in enumerate(run):
             h, w = items.h, items.w
-            if self.transforms[ti].coord_map[0] in kernels.SWAPPING_MAPS:
+            if self.transforms[ti].coord_map[0] in dsl_kernels.SWAPPING_MAPS:
                 h, w = w, h
             outputs.append(_Output(block, ti, Items(xp, cells[k], items.state, items.sample, h, w, items.start),
                                    hashes[k]))
@@ -574,7 +575,7 @@ class Search:
         """Cells (K, C) and hashes (K, I) of the items mapped through each of K colour tables."""
         xp = self.xp
         K, C = int(luts.shape[0]), int(items.cells.shape[0])
-        if kernels.enabled(xp):  # map, copy and hash in one kernel for all K tables
+        if dsl_kernels.enabled(xp):  # map, copy and hash in one kernel for all K tables
             cells = self._output_cells(K * C).reshape(K, C)
             return cells, self.p.hasher.lut_copy(items.cells, items.start, items.h, items.w, luts, cells)
         cells = xp.take(luts, items.cells, axis=1, out=self._output_cells(K * C).reshape(K, C))
@@ -612,7 +613,7 @@ class Search:
     # ------------------------------------------------------------------ steps
     def _identity_parts(self, block: Block):
         items = block.items
-        if kernels.enabled(self.xp):  # every grid of the flat layout in one kernel (was one call per shape)
+        if dsl_kernels.enabled(self.xp):  # every grid of the flat layout in one kernel (was one call per shape)
             return items, self.p.hasher.copy_padded(items.cells, items.start, 0, None, None, items.h, items.w)
         return items, self._hash_groups(items, items.groups)
 
@@ -665,7 +666,7 @@ class Search:
         """Apply a padding-aware transform once per size bucket (see PaddedLayout)."""
         xp, hasher = self.xp, self.p.hasher
         lay = items.padded(self.block_cells)
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             return self._apply_padded_kernels(items, lay, tr)
         results, hashes = [], []
         for bucket in lay.buckets:
@@ -702,11 +703,11 @@ class Search:
             return None, None
         h, w = xp.concatenate(hs).astype(xp.int64), xp.concatenate(ws).astype(xp.int64)
         sizes = h * w
-        out = Items(xp, None, items.state[src], items.sample[src], h, w, kernels.cumsum(xp, sizes, exclusive=True))
+        out = Items(xp, None, items.state[src], items.sample[src], h, w, dsl_kernels.cumsum(xp, sizes, exclusive=True))
         base, width = xp.concatenate(bases), xp.concatenate(widths)
         buf = xp.concatenate([r.arr.reshape(-1) for r in results])
         total = int(sizes.sum())
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             out.cells = xp.empty(total, dtype=xp.uint8)
             kernels.copy_rows(xp, buf, out.cells, base, width, out.start, w, h, w)
         else:
@@ -882,7 +883,7 @@ class Search:
         mixed with their samples, salted with its task), whether it has every sample, its key."""
         xp, p = self.xp, self.p
         t0 = self._now()
-        if kernels.enabled(xp):  # the same values from two kernels
+        if dsl_kernels.enabled(xp):  # the same values from two kernels
             valid, key, test_key = kernels.state_keys(xp, out, hv, block.task, p.n_train, p.n_samples)
         else:
             S, K = block.num_states, p.max_samples
@@ -905,7 +906,7 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
-        if DEFER_ABSORBS and kernels.enabled(xp) and merged.transforms is not None:
+        if DEFER_ABSORBS and dsl_kernels.enabled(xp) and merged.transforms is not None:
             # Its next blocks, if any, go to the level's block builder when it finishes.
             self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level, keep,
                                                    kept_per_task)
@@ -953,7 +954,7 @@ class Search:
     def _gpu_last_level(self, keep: bool, merged: MergedStates) -> bool:
         """Whether an absorb is of a GPU's last level (no next blocks: ``keep`` false), made by
         transforms (not the identity's task inputs, which keep their own ids)."""
-        return kernels.enabled(self.xp) and not keep and merged.transforms is not None
+        return dsl_kernels.enabled(self.xp) and not keep and merged.transforms is not None
 
     def _absorb_started(self, block: Block, out: Items, hv, merged: MergedStates, test_key, valid, key, level,
                         keep: bool, kept_per_task):
@@ -973,7 +974,7 @@ class Search:
         t0 = self._now()
         new_mask = self.seen.insert(key, valid)
         self._count_candidates(valid)  # read once, at the end
-        rank = kernels.cumsum(xp, new_mask)
+        rank = dsl_kernels.cumsum(xp, new_mask)
         self.stats.add_time("search.dedup", self._now() - t0)
         t0 = self._now()
         try:
@@ -1050,7 +1051,7 @@ class Search:
         S, K = block.num_states, p.max_samples
         new_mask = xp.zeros(S, dtype=bool)
         new_mask[new_dev] = True
-        if kernels.enabled(xp):  # the same values from four kernels (about a hundred array calls)
+        if dsl_kernels.enabled(xp):  # the same values from four kernels (about a hundred array calls)
             n_exact, n_sized, fit, n_fit = kernels.score_fit(xp, out, hv, block.task, new_mask, p)
             slot, num_slots, n_fit = kernels.colour_slots(xp, new_mask, n_exact, n_sized, block.task, p.n_train, n_fit)
             return self._score_rest(block, out, test_key, new_mask, level, n_exact, fit, slot, num_slots, n_fit)
@@ -1150,7 +1151,7 @@ class Search:
         xp = self.xp
         # A state that does not beat its board's last entry cannot enter the board; only those
         # that do cross to the host, with what the boards need of them, in one copy.
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             # Found and packed on the device, copied back while it goes on: nothing here waits.
             threshold = self._device_thresholds()
             keep, holds = self._offers_that_may_enter(block, new, scored, threshold)
@@ -1279,7 +1280,7 @@ class Search:
     def _next_blocks(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
         """The new states within the per-task budget and their grids, as an ungrouped block (or
         several, in order, if taking their grids ran out of device memory)."""
-        if kernels.enabled(self.xp) and new.first_gid is not None:
+        if dsl_kernels.enabled(self.xp) and new.first_gid is not None:
             return self._next_blocks_on_device(block, out, new, kept_per_task)
         xp, tasks, solved = np, new.tasks(slice(None)), self.solved
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
@@ -1302,18 +1303,18 @@ class Search:
         if not self.expand_solved:
             keep &= ~xp.asarray(self.solved)[tasks]
         try:
-            rank = kernels.cumsum(xp, keep)
+            rank = dsl_kernels.cumsum(xp, keep)
             local = xp.full(block.num_states, -1, dtype=xp.int64)  # a kept state's place among them
             local[new.dev] = xp.where(keep, rank - 1, -1)
             local_x = local[out.state]
             kept_item = local_x >= 0
-            item_rank = kernels.cumsum(xp, kept_item)
+            item_rank = dsl_kernels.cumsum(xp, kept_item)
             totals = xp.zeros(3, dtype=xp.int64)
             if rank.shape[0]:
                 totals[:1] = rank[-1:]
             if item_rank.shape[0]:
                 totals[1:2] = item_rank[-1:]
-                kernels.sum_into(xp, xp.where(kept_item, out.h * out.w, 0), totals[2:])
+                dsl_kernels.sum_into(xp, xp.where(kept_item, out.h * out.w, 0), totals[2:])
             n_states, n_items, n_cells = to_host(totals).tolist()
             if n_states == 0:
                 return []
@@ -1423,7 +1424,7 @@ class _DistinctGrids:
             hashes = o.hashes
             if o.block is not self.view:
                 out = Items(xp, out.cells, o.block.gid[out.state], out.sample, out.h, out.w, out.start)
-        if out.represents is not None and kernels.enabled(xp):  # counted with the crop: no wait here
+        if out.represents is not None and dsl_kernels.enabled(xp):  # counted with the crop: no wait here
             *parts, hv = kernels.mapped_back(xp, self.of_item, self.view.num_states, out.state, items.state,
                                              items.sample, out.h, out.w, out.start, hashes, out.represents)
             return _Output(self.block, o.transform, Items(xp, out.cells, *parts), hv)
@@ -1597,7 +1598,7 @@ def within_budget(tasks, kept_per_task, budget: int, xp=np):
     the answer is worked out on the device without a wait."""
     n_tasks = len(kept_per_task)
     room = budget - kept_per_task
-    if kernels.enabled(xp):  # every state's rank among its task's, from a counting sort
+    if dsl_kernels.enabled(xp):  # every state's rank among its task's, from a counting sort
         return _task_ranks(xp, tasks, n_tasks) < room[tasks]
     counts = np.bincount(tasks, minlength=n_tasks)
     keep = (room > 0)[tasks]  # a task with no room left keeps none
@@ -1665,7 +1666,7 @@ def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False,
         if p.elementwise:
             return "elementwise"
         if map_runs and tr.coord_map is not None:
-            return "rigid maps" if tr.coord_map[0] in kernels.RIGID_MAPS else "maps"
+            return "rigid maps" if tr.coord_map[0] in dsl_kernels.RIGID_MAPS else "maps"
         if fill_runs and p.fill is not None:
             return "fill", p
         if crop_runs and p.pad != "inplace" and (p.pad == "crop" or p.layout == "padded"):
@@ -1722,7 +1723,7 @@ def _colour_tables(xp, num_states: int, cand, hist):
 
 def _subset(xp, block: Block, keep) -> Block:
     """The states of ``block`` where ``keep`` is true (in order, renumbered) with their grids."""
-    local = kernels.cumsum(xp, keep) - 1
+    local = dsl_kernels.cumsum(xp, keep) - 1
     sel = xp.nonzero(keep[block.items.state])[0]
     items = block.items.take(sel, grouped=True)
     items.state = local[items.state]

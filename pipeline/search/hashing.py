@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.search import kernels
+
+from solvers import kernels as dsl_kernels
 from solvers.batch import MAX_SIDE
 
 PROJECTIONS = 6
@@ -27,7 +29,7 @@ _SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
 
 def splitmix64(xp, v):
     """The splitmix64 finaliser, elementwise on a uint64 array (wrapping arithmetic)."""
-    if kernels.enabled(xp):
+    if dsl_kernels.enabled(xp):
         return kernels.splitmix64(xp, v)
     v = v ^ (v >> _SHIFTS[0])
     v = v * _M1
@@ -60,7 +62,7 @@ class GridHasher:
         grid; their cells outside those sides are 0)."""
         xp = self.xp
         m, H, W = arr.shape
-        if kernels.enabled(xp):  # the search's copy-and-hash kernel, hashing only
+        if dsl_kernels.enabled(xp):  # the search's copy-and-hash kernel, hashing only
             return kernels.copy_hash_rows(xp, arr.reshape(-1), xp.arange(m, dtype=xp.int64) * (H * W), W, None, None,
                                           h, w, self._coef(MAX_SIDE, MAX_SIDE, xp.int32), self.mix)
         proj = xp.matmul(arr.reshape(m, H * W).astype(xp.float32), self._coef(H, W, xp.float32))

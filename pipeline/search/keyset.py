@@ -10,6 +10,8 @@ sorted runs take dozens of launches and several waits. Both give the same positi
 from __future__ import annotations
 
 from pipeline.search import kernels
+
+from solvers import kernels as dsl_kernels
 from solvers.xp import is_out_of_memory
 
 
@@ -17,13 +19,13 @@ def key_set(xp, free_memory=None):
     """An empty set of keys for the array library ``xp``: a device hash table where the CUDA
     kernels run (``free_memory``: called before it retries a growth that ran out of device
     memory), else sorted runs."""
-    return HashKeySet(xp, free_memory=free_memory) if kernels.enabled(xp) else KeySet(xp)
+    return HashKeySet(xp, free_memory=free_memory) if dsl_kernels.enabled(xp) else KeySet(xp)
 
 
 def first_positions(xp, keys):
     """For each position of the uint64 array ``keys``, the first position holding the same key
     (int64): a hash table on a GPU with the kernels, else a sort (``unique``)."""
-    if kernels.enabled(xp):
+    if dsl_kernels.enabled(xp):
         return kernels.first_positions(xp, keys)
     if keys.shape[0] == 0:
         return xp.zeros(0, dtype=xp.int64)

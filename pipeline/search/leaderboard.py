@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from pipeline.search import kernels
+from solvers import kernels
 from solvers.xp import stable_argsort
 
 LEADERBOARD_SIZE = 6

@@ -18,6 +18,7 @@ import numpy as np
 
 from pipeline.search.hashing import GridHasher
 from pipeline.search import kernels
+from solvers import kernels as dsl_kernels
 from solvers.xp import data_address, namespace_of, repeat_index, to_host, to_host_all
 
 
@@ -87,12 +88,12 @@ class Items:
         xp = self.xp
         h, w = self.h[order], self.w[order]
         sizes = h * w
-        start = kernels.cumsum(xp, sizes, exclusive=True)
+        start = dsl_kernels.cumsum(xp, sizes, exclusive=True)
         src = self.start[order]
         if total is None:
             total = int(sizes.sum()) if sizes.shape[0] else 0
         cells = xp.empty(total, dtype=xp.uint8)
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             kernels.copy_rows(xp, self.cells, cells, src, w, start, w, h, w)
         else:
             self._gather_chunks(cells, src, start, sizes, total)
@@ -209,7 +210,7 @@ class PaddedLayout:
         """A padded buffer (zeros outside the grids) holding ``cells``, laid out like the items."""
         xp, items = self.items.xp, self.items
         buf = xp.zeros(self.size, dtype=xp.uint8)
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             kernels.copy_rows(xp, cells, buf, items.start, items.w, self.base, self.pitch, items.h, items.w)
         else:
             buf[self._destinations()] = cells
@@ -218,7 +219,7 @@ class PaddedLayout:
     def gather(self, buf):
         """The cells of a padded buffer's grids, laid out like the items (inverse of scatter)."""
         xp, items = self.items.xp, self.items
-        if not kernels.enabled(xp):
+        if not dsl_kernels.enabled(xp):
             return buf[self._destinations()]
         cells = xp.empty(int(items.cells.shape[0]), dtype=xp.uint8)
         kernels.copy_rows(xp, buf, cells, self.base, self.pitch, items.start, items.w, items.h, items.w)
@@ -305,7 +306,7 @@ def stable_group(xp, key):
     in position order, and where each key's run begins in ``order`` (1024 values), on ``key``'s
     device. On a GPU with the kernels, a counting sort (``kernels.group_order``); otherwise a
     stable sort (NumPy's of 16-bit ints is a radix sort)."""
-    if kernels.enabled(xp):
+    if dsl_kernels.enabled(xp):
         return kernels.group_order(xp, key)
     counts = xp.bincount(key, minlength=kernels.GROUP_KEYS)
     if xp is np:
@@ -336,7 +337,7 @@ def _concat(xp, parts: list, state_offsets: list | None, hashes: list | None):
     # Each part's starts shifted by where its cells begin among the joined cells (a part's items
     # may share cells: see search._DistinctGrids).
     cell_at = np.cumsum([0] + [int(p.cells.shape[0]) for p in parts[:-1]]).tolist()
-    if kernels.enabled(xp):  # kernels write the parts' items at their place, many parts a launch
+    if dsl_kernels.enabled(xp):  # kernels write the parts' items at their place, many parts a launch
         total = sum(p.count for p in parts)
         out = tuple(xp.empty(total, dtype=xp.int64) for _ in range(5))
         joined = None if hashes is None else xp.empty(total, dtype=xp.uint64)
@@ -443,7 +444,7 @@ class Problem:
     def _target_hashes(self, shapes, offsets, n_train, seed: int):
         """The train outputs' grid hashes, (tasks, max_train) uint64 on the array device."""
         xp, num = self.xp, len(self.tasks)
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             # Every train output hashed where it lies in target_cells, in one kernel (hash only),
             # the hashes scattered on the device: nothing waits.
             task_of = np.repeat(np.arange(num), n_train)

@@ -368,16 +368,17 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
         import cupy
         import cupyx.scipy.ndimage  # noqa: F401  (imported by CuPy's kernels on first use anyway)
 
-        from solvers import fused
-
         from pipeline.search import kernels
+        from solvers import fused
+        from solvers import kernels as dsl_kernels
 
         plain_reductions()
         with cupy.cuda.Device(gpu):
             cupy.zeros(16, dtype=cupy.uint8).sum()
             int(cupy.ones(16, dtype=cupy.int64).sum())  # an int64 sum goes through CUB (a routine accelerator)
             block_cells = gpu_block_cells(cupy, gpu_share)
-            if kernels.enabled(cupy):
+            if dsl_kernels.enabled(cupy):
+                dsl_kernels.preload()
                 kernels.preload()
                 fused.preload()
             stage_pinned()  # the host buffers of the copies back (page locking is slow)

@@ -1,9 +1,7 @@
 """Arrangements of copies: rotated quadrants, scaling by a count, tiles found in the grid."""
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import MAX_SIDE, Padded, colour_counts, shared_colour_counts
 from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive

@@ -1,9 +1,7 @@
 """Grids divided into cells by separator lines (full rows and columns of one colour)."""
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import Padded
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive

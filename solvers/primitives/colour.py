@@ -1,9 +1,7 @@
 """Colour filters and recolourings (0 is the background)."""
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import Padded, colour_counts, shared_colour_counts
 from solvers.registry import primitive
 

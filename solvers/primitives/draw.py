@@ -7,9 +7,7 @@ as the next colour is not otherwise in use.
 """
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.registry import primitive

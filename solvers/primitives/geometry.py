@@ -5,9 +5,7 @@ each rigid transform is a coordinate map read with one gather.
 """
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import colour_counts, crop_to_mask, shared_colour_counts
 from solvers.ragged import coords, per_grid, real_mask, remap
 from solvers.registry import primitive

@@ -1,9 +1,7 @@
 """Movement and lines: gravity and rays drawn from pixels, as scans along one axis of the stack."""
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.registry import primitive
 from solvers.ragged import real_mask, same_shape
 from solvers.xp import cummax, stable_argsort

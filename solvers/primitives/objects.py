@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import bounding_boxes, colour_counts, crop_boxes
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack

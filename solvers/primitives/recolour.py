@@ -7,9 +7,7 @@ every colour assignment that is a function of the property.
 """
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.regions import enclosed_background
 from solvers.registry import primitive

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.primitives.colour import COLOURS
 from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.registry import primitive

@@ -1,9 +1,7 @@
 """Repairs: filling holes (background cells) of a pattern from its own regularity."""
 from __future__ import annotations
 
-from solvers import fused
-
-from pipeline.search import kernels
+from solvers import fused, kernels
 from solvers.batch import Padded, crop_to_mask
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
