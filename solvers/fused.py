@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from solvers.batch import Padded
+from solvers.padded import Padded
 from solvers.kernels import CELL_INDEX, block_threads, loop_threads, per_grid_arg, thread_launch
 
 _SOURCE = CELL_INDEX + r"""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 
 from solvers import kernels
-from solvers.batch import MAX_SIDE, Padded
+from solvers.batch import MAX_SIDE
+from solvers.padded import Padded
 from solvers.xp import stable_argsort
 
 

@@ -60,7 +60,7 @@ class Transform:
 
     def __call__(self, xp, grids):
         """Apply to a ``(n, h, w)`` stack of one shape; returns a stack, :class:`solvers.batch.Parts`
-        or :class:`solvers.batch.Padded`."""
+        or :class:`solvers.padded.Padded`."""
         if self.primitive.layout == "padded":
             n, h, w = grids.shape
             return self.primitive.fn(xp, grids, xp.full(n, h, dtype=xp.int64), xp.full(n, w, dtype=xp.int64),
@@ -90,10 +90,10 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     may apply the function to all grids of all shapes at once as one flat buffer. ``pad`` declares
     that the function may run on grids zero-padded (bottom and right) to a common size: with
     ``"inplace"`` it returns the padded stack whose top-left ``h x w`` corners are the results; with
-    ``"crop"`` it returns :class:`solvers.batch.Padded` crops that lie inside the real grids. The
+    ``"crop"`` it returns :class:`solvers.padded.Padded` crops that lie inside the real grids. The
     search then runs it once per size bucket instead of once per exact shape. ``layout="padded"``
     declares ``fn(xp, g, h, w, *args)``: it takes zero-padded grids with their real sides and
-    returns :class:`solvers.batch.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
+    returns :class:`solvers.padded.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
     ``max_sides(*args)`` gives the most rows and columns of an input that can have a result (for
     primitives whose output grows past 30 cells a side): the search skips larger grids.
     ``fill(xp, g)`` declares (for a ``pad="inplace"`` primitive whose one argument is a colour) the
@@ -125,10 +125,3 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         return fn
 
     return register
-
-
-def transforms() -> list[Transform]:
-    """All transforms the search enumerates, in a fixed order (registration order, then args)."""
-    import solvers.primitives  # noqa: F401  (registers everything)
-
-    return [Transform(p, args) for p in PRIMITIVES.values() for args in p.arg_values]

@@ -86,7 +86,7 @@ def _parts_host(xp, result, n):
 
 @pytest.mark.parametrize("shape", [(3, 5), (7, 7), (12, 9), (30, 30)])
 def test_every_transform_identical_on_numpy_and_cupy(dev, shape):
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     rng = np.random.default_rng(sum(shape))
     h, w = shape
@@ -252,7 +252,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     from pipeline.search import kernels
     from solvers.batch import as_parts
     from solvers.kernels import RIGID_MAPS
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
     from test_dsl_batch import ARC_GRIDS
 
     rng = np.random.default_rng(7)
@@ -735,7 +735,7 @@ def test_fused_primitive_kernels_identical_on_structured_grids(dev):
     lines), NumPy against CuPy, inside one stack-cache scope as the search runs them; each must
     change or give results for some grids, so that the comparison is not vacuous."""
     from solvers import stack_cache
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     effect = {}
     for shape in [(5, 5), (9, 13), (16, 16), (30, 30)]:
@@ -903,7 +903,7 @@ def test_crop_sides_of_many_buckets_in_one_table(dev, buckets):
     result address and pitch, at the bucket's place; flags and sides per grid or one for all,
     buckets without results (no stack) or without grids; more buckets than one launch takes."""
     from pipeline.search import kernels
-    from solvers.batch import Padded
+    from solvers.padded import Padded
     from solvers.xp import data_address
 
     assert kernels.CROP_ROWS < 72  # the non-empty buckets of 90

@@ -24,8 +24,9 @@ from pipeline.search.candidate_outputs import TestGrids
 from pipeline.search import kernels
 from solvers import kernels as dsl_kernels
 from solvers import stack_cache
-from solvers.batch import MAX_SIDE, Padded, as_parts
-from solvers.registry import transforms
+from solvers.batch import MAX_SIDE, as_parts
+from solvers.padded import Padded
+from solvers.primitives import transforms
 from solvers.xp import HostCopy, is_out_of_memory, namespace_of, to_device_async, to_host, to_host_all
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take

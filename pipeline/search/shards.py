@@ -18,7 +18,7 @@ from pipeline.search.problem import Problem
 from pipeline.finish.program import FoundProgram
 from pipeline.search.driver import Search
 from pipeline.run.tasks import Task
-from solvers.registry import transforms
+from solvers.primitives import transforms
 from solvers.xp import plain_reductions, stage_pinned
 
 
