@@ -463,42 +463,47 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
 
 
 def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypatch):
-    """Search._score's kernels (score_fit, score_cells, score_states) against its array calls, on
-    the same inputs, for every absorb of a depth-2 search on real tasks: every score of every new
-    state (rank, solved, exact matches, score, colour table where learnt, its consistency, test key)."""
+    """Search's scoring kernels (score_fit, score_cells, score_states) against its array calls, on
+    the same inputs, for every absorb of a depth-2 search on real tasks (finished at once or later):
+    every score of every new state (rank, solved, exact matches, score, colour table where learnt,
+    its consistency, test key)."""
     import pipeline.search.driver
     from pipeline.search.shards import run_search
     from pipeline.run.tasks import load_tasks
     from solvers.xp import to_host
 
-    original = pipeline.search.driver.Search._score
+    Search = pipeline.search.driver.Search
+    original_score, original_absorb, original_update = Search._score, Search._absorb_merged, Search._update_boards
     checked = {"absorbs": 0, "tables": 0, "solved": 0}
+    inputs = {}  # id(out) -> (out, hv, level) of each absorb until its boards are updated
 
-    def both(self, block, out, hv, mixed, new_dev, level):
-        got = original(self, block, out, hv, mixed, new_dev, level)
+    def absorb(self, block, out, hv, merged, test_key, valid, key, level, *rest):
+        inputs[id(out)] = (out, hv, level)
+        return original_absorb(self, block, out, hv, merged, test_key, valid, key, level, *rest)
+
+    def compared(self, block, out, new, got):
+        _, hv, level = inputs.pop(id(out))
         with dev.reference():
-            want = original(self, block, out, hv, mixed, new_dev, level)
-        new = to_host(new_dev)
+            want = original_score(self, block, out, hv, got.test_key, new.dev, level)
+        at = to_host(new.dev)
         for name, a, b in zip(got._fields, got, want):
             if name == "mapping":
                 assert (a is None) == (b is None)
                 if a is None:
                     continue
-                learnt = to_host(want.cm_ok)[new]
-                a, b = to_host(a)[new][learnt], to_host(b)[new][learnt]
+                learnt = to_host(want.cm_ok)[at]
+                a, b = to_host(a)[at][learnt], to_host(b)[at][learnt]
                 checked["tables"] += len(a)
             else:
-                a, b = to_host(a)[new], to_host(b)[new]
+                a, b = to_host(a)[at], to_host(b)[at]
             assert a.dtype == b.dtype, name
             assert np.array_equal(a, b), name
         checked["absorbs"] += 1
-        checked["solved"] += int(to_host(want.solved)[new].sum())
-        return got
+        checked["solved"] += int(to_host(want.solved)[at].sum())
+        return original_update(self, block, out, new, got)
 
-    monkeypatch.setattr(pipeline.search.driver.Search, "_score", both)
-    # Every absorb through _score: the last level's absorbs in two halves score with the same
-    # kernels and give the same results (test_absorbs_finished_later_give_identical_results).
-    monkeypatch.setattr(pipeline.search.driver, "DEFER_ABSORBS", False)
+    monkeypatch.setattr(Search, "_absorb_merged", absorb)
+    monkeypatch.setattr(Search, "_update_boards", compared)
     tasks, _ = load_tasks("arc1-train", 12 if dev.name == "cupy" else 6)
     run_search(tasks, 2, gpus=[0] if dev.name == "cupy" else None)
     assert checked["absorbs"] > 2 and checked["tables"] > 0 and checked["solved"] > 0, checked
@@ -989,8 +994,8 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
 def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_cells):
     """The GPU finishes each absorb (counts read, scores, boards' picks, on a level that keeps
     states its next blocks) once the next transform's kernels are queued: boards, programs, test
-    outputs and counts are those of absorbs finished at once, and every absorb is finished by the
-    search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
+    outputs and counts are those of the array calls' search (``ARCBATT_NO_KERNELS``: absorbs
+    finished at once), and every absorb is finished by the search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
     later half too; with ``absorb_cells`` 1 every transform is absorbed alone (the per-task budget
     of kept states carries from absorb to absorb)."""
     import pipeline.search.driver as search_mod
@@ -1010,8 +1015,8 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
 
     monkeypatch.setattr(Search, "_absorb_started", counted)
     results = []
-    for defer in (False, True):
-        monkeypatch.setattr(search_mod, "DEFER_ABSORBS", defer)
+    for no_kernels in ("1", ""):
+        monkeypatch.setenv("ARCBATT_NO_KERNELS", no_kernels)
         search = Search(Problem(tasks, dev.xp), states_per_task=400 if absorb_cells is None else 30,
                         absorb_cells=absorb_cells)
         stats = search.run(2)

@@ -132,13 +132,6 @@ def real_tasks():
     return tasks
 
 
-def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
-    monkeypatch.setattr(search_mod, "USE_PADDED", False)
-    plain = _boards(_solve(real_tasks, 1))
-    monkeypatch.setattr(search_mod, "USE_PADDED", True)
-    assert _boards(_solve(real_tasks, 1)) == plain
-
-
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0, 99.0])),
                 max_size=60), st.booleans())
 def test_offer_order_is_lexsorts(rows, shuffled):
@@ -154,19 +147,13 @@ def test_offer_order_is_lexsorts(rows, shuffled):
     assert offer_order(tasks, trs, rank, gids).tolist() == want.tolist()
 
 
-def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
-    """Leaderboard updates finished later (while the next transform runs) give the boards, test
-    outputs, solved flags and state counts of updates made at once, also on levels that keep
-    states (their next blocks then hold states of tasks solved meanwhile, dropped a level later)."""
-    monkeypatch.setattr(search_mod, "DEFER_BOARDS", False)
-    at_once = _solve(real_tasks, 2)
-    # Tasks solved on level 1, which keeps states: its next blocks differ, its results must not.
-    assert any(c.solved and len(at_once.table.path(c.gid)) == 1 for b in at_once.boards for c in b)
-    monkeypatch.setattr(search_mod, "DEFER_BOARDS", True)
+def test_put_off_board_updates_all_run_by_the_end(real_tasks, monkeypatch):
+    """Leaderboard updates finished later (while the next transform runs) are all run by the
+    search's end, also on levels that keep states (their next blocks then hold states of tasks
+    solved meanwhile, dropped a level later), and give what one absorb per level gives."""
     deferred = _solve(real_tasks, 2)
-    assert _boards(deferred) == _boards(at_once)
-    assert deferred.solved.tolist() == at_once.solved.tolist()
-    assert (deferred.stats.states, deferred.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    # Tasks solved on level 1, which keeps states.
+    assert any(c.solved and len(deferred.table.path(c.gid)) == 1 for b in deferred.boards for c in b)
     assert deferred._deferred is None
     # Level 1 scored in one absorb: its update is still put off when level 2 starts, and the solved
     # flags it will set are set then (they decide which states level 2 drops).
@@ -181,8 +168,8 @@ def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
     monkeypatch.setattr(Search, "_mark_deferred_solved", mark)
     one = Search(Problem(real_tasks, np), absorb_cells=10**12)
     one.run(2)
-    assert _boards(one) == _boards(at_once) and one.solved.tolist() == at_once.solved.tolist()
-    assert (one.stats.states, one.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    assert _boards(one) == _boards(deferred) and one.solved.tolist() == deferred.solved.tolist()
+    assert (one.stats.states, one.stats.candidates) == (deferred.stats.states, deferred.stats.candidates)
     assert flagged[1] > 0  # level 2's start (level 1's has nothing put off)
 
 
@@ -244,9 +231,8 @@ def test_distinct_grids_give_identical_results(real_tasks, monkeypatch, tight):
     """Applying each transform to a block's distinct grids and mapping the outputs back gives what
     applying it to every grid gives; also where the distinct grids are split (out of memory)."""
     tasks = real_tasks[:8]
-    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", False)
+    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 1 << 62)  # no block is large enough
     plain = _solve(tasks, 2)
-    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", True)
     monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
     monkeypatch.setattr(search_mod, "DISTINCT_MIN_REPEATS", 0.0)
     mapped = {"outputs": 0}

@@ -41,26 +41,13 @@ BLOCK_CELLS = {"cpu": 12_000_000, "gpu": 150_000_000}
 ABSORB_CELLS = {"cpu": lambda block_cells: min(block_cells, 4_000_000), "gpu": lambda block_cells: 4 * block_cells}
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
 ACC_SCALE = 1 << 20    # cell accuracy in fixed point
-USE_PADDED = True      # run padding-indifferent primitives per size bucket (tests compare both)
-# Finish each absorb's leaderboard update while the next transform's kernels run (tests compare
-# both). On a level that keeps states, the absorb's next blocks then keep the states of tasks it
-# solved (the flags are not updated yet): the next level's start drops them, as it drops those of
-# tasks solved later in the level.
-DEFER_BOARDS = True
-# On a GPU, finish each absorb (its count of new states read, their scores, the boards' picks, on
-# a level that keeps states the next blocks) only once the next transform's first kernels are
-# queued (tests compare both).
-DEFER_ABSORBS = True
 # Board records a GPU's picks get room for at least (64 bytes each, copied back every absorb).
 PICK_ROOM = 2048
 # On a GPU, of an absorb of at most SELECT_OFFERS_MAX_NEW new states, only the offers that can
-# change the boards cross to the host (see leaderboard.offers_that_may_enter; tests compare both):
-# the first level's absorb offers every state it makes, tens of thousands, which the host took
-# about 15 ms to sort and merge. A larger absorb's thresholds already stop most of its states, and
-# the selection's sorts (CuPy's wait for the device) cost more than they saved: over all new states
-# depth 3 +11%, over the offers alone (gathered into slots) on every absorb +20%, on absorbs of
-# more than 4,096 offers no gain (session 21).
-SELECT_OFFERS_ON_DEVICE = True
+# change the boards cross to the host (see leaderboard.offers_that_may_enter): the first level's
+# absorb offers every state it makes, tens of thousands, too many for the host to sort and merge
+# quickly. A larger absorb's thresholds already stop most of its states, and the selection's sorts
+# (CuPy's wait for the device) would cost more than they save.
 SELECT_OFFERS_MAX_NEW = 1 << 17
 # An absorb of at most this many new states gives its picks room for all of them (4 MiB at most):
 # the first level's boards have room for every new state, and tens of thousands that overflow the
@@ -71,7 +58,6 @@ PICK_ROOM_ALL = 1 << 16
 # _distinct_grids). Measured on ARC-1 train: 42% of the grids entering level 3 repeat one in the
 # same block (34% of their padded cells), 25% at level 2. On a GPU the first levels are bound by the
 # host's launches, which the mapping back adds to.
-DISTINCT_GRIDS = True
 DISTINCT_MIN_ITEMS = {"cpu": 1_000, "gpu": 500_000}
 DISTINCT_MIN_REPEATS = 0.1
 
@@ -130,7 +116,7 @@ class Search:
         # one fill primitive, of coordinate maps and of one crop primitive; others one at a time.
         self.map_runs = dsl_kernels.enabled(self.xp)
         self.runs = _transform_runs(self.transforms, fill_runs=dsl_kernels.enabled(self.xp), map_runs=self.map_runs,
-                                    crop_runs=dsl_kernels.enabled(self.xp) and USE_PADDED and self.bucket_all)
+                                    crop_runs=dsl_kernels.enabled(self.xp) and self.bucket_all)
         self._lut_cache: dict = {}
         self._map_tables: dict = {}
         self.progress = progress
@@ -287,7 +273,7 @@ class Search:
         back gives every grid the output it would have had."""
         xp, items = self.xp, block.items
         n = items.count
-        if not DISTINCT_GRIDS or n < DISTINCT_MIN_ITEMS["cpu" if xp is np else "gpu"]:
+        if n < DISTINCT_MIN_ITEMS["cpu" if xp is np else "gpu"]:
             return None
         t0 = self._now()
         view = None
@@ -633,7 +619,7 @@ class Search:
         if tr.primitive.elementwise:
             cells, hashes = self._apply_luts(items, self._luts((tr,)))
             return Items(xp, cells[0], items.state, items.sample, items.h, items.w, items.start), hashes[0]
-        if USE_PADDED and (tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all)):
+        if tr.primitive.pad or (tr.primitive.layout == "padded" and self.bucket_all):
             return self._apply_padded(items, tr)
         # One call per exact shape group: the CPU's path for primitives that take real sides (it
         # beats padded gathers there), and any primitive that has only an exact-shape form.
@@ -907,7 +893,7 @@ class Search:
         """:meth:`_absorb` of one merged set of outputs (see :func:`_merge_outputs`); the next
         level's blocks of new states (none, or one unless memory ran short)."""
         xp = self.xp
-        if DEFER_ABSORBS and dsl_kernels.enabled(xp) and merged.transforms is not None:
+        if dsl_kernels.enabled(xp) and merged.transforms is not None:
             # Its next blocks, if any, go to the level's block builder when it finishes.
             self._absorbing = self._absorb_started(block, out, hv, merged, test_key, valid, key, level, keep,
                                                    kept_per_task)
@@ -943,7 +929,7 @@ class Search:
         t0 = self._now()
         # The host's part of the update waits for the next transform's kernels to be launched
         # (the device idled through it); the next blocks below go by the solved flags as they were.
-        self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
+        self._update_boards(block, out, new, scored)
         self.stats.add_time("search.rank", self._now() - t0)
         if not keep:
             return []
@@ -1017,7 +1003,7 @@ class Search:
                 scored = self._score_new(block, out, hv, test_key, new_dev, level)
             self.stats.add_time("search.score", self._now() - t0)
             t0 = self._now()
-            self._update_boards(block, out, new, scored, defer=DEFER_BOARDS)
+            self._update_boards(block, out, new, scored)
             self.stats.add_time("search.rank", self._now() - t0)
             if keep:
                 t0 = self._now()
@@ -1143,12 +1129,15 @@ class Search:
         if solved is not None:
             self.solved[solved()] = True
 
-    def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores", defer: bool = False) -> None:
+    def _update_boards(self, block, parts, new: "_NewStates", scored: "_Scores") -> None:
         """Offer the best new states of each task and transform to the task's leaderboard (see
         :class:`Leaderboards`). Only the states that beat their task's board cross to the host.
-        With ``defer`` the host's part (sorting the offers, making the candidates, queueing
-        their test grids) is left to :meth:`_run_deferred`, which runs before anything reads the
-        boards, thresholds or solved flags."""
+        The host's part (sorting the offers, making the candidates, queueing their test grids) is
+        left to :meth:`_run_deferred`, which runs before anything reads the boards, thresholds or
+        solved flags: it runs while the device works on the next transform. On a level that keeps
+        states, the absorb's next blocks then keep the states of tasks it solved (the flags are not
+        updated yet): the next level's start drops them, as it drops those of tasks solved later in
+        the level."""
         xp = self.xp
         # A state that does not beat its board's last entry cannot enter the board; only those
         # that do cross to the host, with what the boards need of them, in one copy.
@@ -1184,22 +1173,18 @@ class Search:
 
             def solved_tasks():
                 return new.merged.tasks(new.idx[pick[solved_h]])
-        if defer:
-            # Absorbs run in order, each after the previous one's put-off update: none is pending.
-            assert self._deferred is None, "a put-off board update would be lost"
-            self._deferred, self._deferred_solved = offer, solved_tasks
-        else:
-            offer()
+        # Absorbs run in order, each after the previous one's put-off update: none is pending.
+        assert self._deferred is None, "a put-off board update would be lost"
+        self._deferred, self._deferred_solved = offer, solved_tasks
 
     def _offers_that_may_enter(self, block, new: "_NewStates", scored: "_Scores", threshold):
         """``(keep, holds)``: a bool per new state on the device, whether it is an offer that can
         change the boards (``leaderboard.offers_that_may_enter``; offers are the new states that beat
         their task's ``threshold``), and host memory to keep until the device has read it; ``keep``
-        None where every offer crosses (the task inputs, a large absorb, or with
-        SELECT_OFFERS_ON_DEVICE off)."""
+        None where every offer crosses (the task inputs, or a large absorb)."""
         merged, xp = new.merged, self.xp
         pos = new.dev
-        if (not SELECT_OFFERS_ON_DEVICE or new.first_gid is None or merged.transforms is None
+        if (new.first_gid is None or merged.transforms is None
                 or int(pos.shape[0]) > SELECT_OFFERS_MAX_NEW):
             return None, None
         k = len(merged.transforms)
