@@ -96,6 +96,7 @@ def _nvtx_ranges(search) -> None:
     runs, and the stages of absorbing new states (nested in ``(absorb)``)."""
     from cupy.cuda import nvtx
 
+    import pipeline.search.absorb as absorb_module
     import pipeline.search.driver as search_module
 
     def ranged(name_of, real):
@@ -120,7 +121,7 @@ def _nvtx_ranges(search) -> None:
         setattr(search, method, ranged(lambda *a, _n=name: _n, getattr(search, method)))
     if not getattr(search_module, "_nvtx_marked", False):  # module and class level: once per process
         search_module._nvtx_marked = True
-        search_module._merge_outputs = ranged(lambda *a: "absorb: merge", search_module._merge_outputs)
+        absorb_module._merge_outputs = ranged(lambda *a: "absorb: merge", absorb_module._merge_outputs)
         builder = search_module._BlockBuilder
         builder.add = ranged(lambda *a: "absorb: add to next level", builder.add)
         builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
@@ -184,7 +185,7 @@ def profile_once(args, tasks) -> None:
     else:
         search._apply = timed_apply
         search.sync = None if not args.gpu else sync
-    hasher = search.p.hasher
+    hasher = search.problem.hasher
     for name in ("grids", "padded") if not (args.no_sync or args.nvtx) else ():
         real = getattr(hasher, name)
 

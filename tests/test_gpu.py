@@ -129,9 +129,10 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     is CuPy's alone), on fewer tasks."""
     import functools
 
-    import pipeline.search.shards
-    import pipeline.search.problem
+    import pipeline.search.boards
+    import pipeline.search.distinct
     import pipeline.search.driver
+    import pipeline.search.problem
     from pipeline.search.shards import run_search
     from pipeline.run.tasks import load_tasks
 
@@ -143,19 +144,20 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     monkeypatch.setattr(pipeline.search.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
     # Every block of two or more levels applies the transforms to its distinct grids (results do
     # not depend on it).
-    monkeypatch.setitem(pipeline.search.driver.DISTINCT_MIN_ITEMS, "gpu", 0)
-    monkeypatch.setattr(pipeline.search.driver, "DISTINCT_MIN_REPEATS", 0.0)
+    monkeypatch.setitem(pipeline.search.distinct.DISTINCT_MIN_ITEMS, "gpu", 0)
+    monkeypatch.setattr(pipeline.search.distinct, "DISTINCT_MIN_REPEATS", 0.0)
     counted = []  # crops' outputs whose grids counted how many of the block's they stand for
-    real_mapped = pipeline.search.driver._DistinctGrids._mapped
-    monkeypatch.setattr(pipeline.search.driver._DistinctGrids, "_mapped", lambda self, parts: (
+    real_mapped = pipeline.search.distinct._DistinctGrids._mapped
+    monkeypatch.setattr(pipeline.search.distinct._DistinctGrids, "_mapped", lambda self, parts: (
         counted.extend(p.items.represents for p in parts if p.items.represents is not None),
         real_mapped(self, parts))[1])
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
         monkeypatch.setattr(pipeline.search.driver, "PICK_ROOM", 1)
-        monkeypatch.setattr(pipeline.search.driver, "PICK_ROOM_ALL", 0)
+        monkeypatch.setattr(pipeline.search.boards, "PICK_ROOM", 1)
+        monkeypatch.setattr(pipeline.search.boards, "PICK_ROOM_ALL", 0)
     selected = []  # (offers, kept) of each absorb's selection on the device
-    real_select = pipeline.search.driver.offers_that_may_enter
-    monkeypatch.setattr(pipeline.search.driver, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
+    real_select = pipeline.search.boards.offers_that_may_enter
+    monkeypatch.setattr(pipeline.search.boards, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
         lambda keep: (selected.append((int((groups >= 0).sum()), int(keep.sum()))), keep)[1])(
         real_select(xp, tasks, groups, *a)))
     if dev.name == "cupy":
@@ -556,7 +558,7 @@ def test_first_positions_on_the_device_match_numpy(dev):
 def test_budget_on_the_device_matches_numpy(dev, n_tasks):
     """Each task's first ``budget - kept`` new states, worked out on the device (a counting sort of
     tasks, or a lexsort past its 1,024 keys) against NumPy; tasks full, crossing and with room."""
-    from pipeline.search.driver import within_budget
+    from pipeline.search.blocks import within_budget
 
     rng = np.random.default_rng(n_tasks)
     tasks = rng.integers(0, n_tasks, 5000)
@@ -998,6 +1000,7 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
     finished at once), and every absorb is finished by the search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
     later half too; with ``absorb_cells`` 1 every transform is absorbed alone (the per-task budget
     of kept states carries from absorb to absorb)."""
+    import pipeline.search.boards as boards_mod
     import pipeline.search.driver as search_mod
     from pipeline.search.problem import Problem
     from pipeline.search.driver import Search
@@ -1005,7 +1008,8 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
 
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 8)
     monkeypatch.setattr(search_mod, "PICK_ROOM", 1)
-    monkeypatch.setattr(search_mod, "PICK_ROOM_ALL", 0)
+    monkeypatch.setattr(boards_mod, "PICK_ROOM", 1)
+    monkeypatch.setattr(boards_mod, "PICK_ROOM_ALL", 0)
     started = []
     real_start = Search._absorb_started
 

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.search.leaderboard import Candidate, Leaderboards, offers_that_may_enter
-from pipeline.search.driver import best_of_groups
+from pipeline.search.boards import best_of_groups
 
 SIZE = 3
 

@@ -10,10 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pipeline.search.problem as problem_mod
+import pipeline.search.absorb as absorb_mod
+import pipeline.search.blocks as blocks_mod
+import pipeline.search.distinct as distinct_mod
 import pipeline.search.driver as search_mod
 from pipeline.search.shards import run_search, split_tasks
 from pipeline.search.problem import Problem
-from pipeline.search.driver import Search, offer_order, within_budget
+from pipeline.search.blocks import within_budget
+from pipeline.search.boards import offer_order
+from pipeline.search.driver import Search
 from pipeline.run.tasks import Task, load_tasks
 from solvers import dsl
 
@@ -231,18 +236,18 @@ def test_distinct_grids_give_identical_results(real_tasks, monkeypatch, tight):
     """Applying each transform to a block's distinct grids and mapping the outputs back gives what
     applying it to every grid gives; also where the distinct grids are split (out of memory)."""
     tasks = real_tasks[:8]
-    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 1 << 62)  # no block is large enough
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 1 << 62)  # no block is large enough
     plain = _solve(tasks, 2)
-    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
-    monkeypatch.setattr(search_mod, "DISTINCT_MIN_REPEATS", 0.0)
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    monkeypatch.setattr(distinct_mod, "DISTINCT_MIN_REPEATS", 0.0)
     mapped = {"outputs": 0}
-    real_mapped = search_mod._DistinctGrids._mapped
+    real_mapped = distinct_mod._DistinctGrids._mapped
 
     def counting_mapped(self, parts):
         mapped["outputs"] += 1
         return real_mapped(self, parts)
 
-    monkeypatch.setattr(search_mod._DistinctGrids, "_mapped", counting_mapped)
+    monkeypatch.setattr(distinct_mod._DistinctGrids, "_mapped", counting_mapped)
     if tight:
         real_apply = Search._apply
 
@@ -265,14 +270,14 @@ def test_no_room_for_distinct_grids_applies_transforms_to_every_grid(real_tasks,
     transformed, with the same results."""
     tasks = real_tasks[:6]
     expected = _boards(_solve(tasks, 2))
-    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
     calls = {"failed": 0}
 
     def no_room(xp, keys):
         calls["failed"] += 1
         raise MemoryError("simulated out of device memory")
 
-    monkeypatch.setattr(search_mod, "first_positions", no_room)
+    monkeypatch.setattr(distinct_mod, "first_positions", no_room)
     search = _solve(tasks, 2)
     assert calls["failed"] > 0 and search.stats.oom_splits == calls["failed"]
     assert search.stats.grid_transforms_computed == search.stats.grid_transforms
@@ -350,7 +355,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
     the outputs are then scored in halves, with the same results."""
     tasks = real_tasks[:6]
     expected = _outcome(_solve(tasks, 2))
-    real_merge = search_mod._merge_outputs
+    real_merge = absorb_mod._merge_outputs
     calls = {"failed": 0}
 
     def tight_merge(xp, outputs):
@@ -359,7 +364,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
             raise MemoryError("simulated out of device memory")
         return real_merge(xp, outputs)
 
-    monkeypatch.setattr(search_mod, "_merge_outputs", tight_merge)
+    monkeypatch.setattr(absorb_mod, "_merge_outputs", tight_merge)
     search = Search(Problem(tasks, np), absorb_cells=10**9)
     search.run(2)
     assert calls["failed"] > 0 and search.stats.oom_splits > 0
@@ -533,7 +538,7 @@ def test_out_of_memory_while_regrouping_builds_each_block_alone(real_tasks, monk
         calls["failed"] += 1
         raise MemoryError("simulated out of device memory")
 
-    monkeypatch.setattr(search_mod._BlockBuilder, "_merge_and_cut", no_room)
+    monkeypatch.setattr(blocks_mod._BlockBuilder, "_merge_and_cut", no_room)
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
@@ -641,7 +646,7 @@ def test_pending_queue_absorbs_early_only_where_that_saves_copying_its_cells():
     def output(cells):
         return SimpleNamespace(items=SimpleNamespace(cells=cells), block=SimpleNamespace(num_states=1))
 
-    pending = search_mod._Pending(np, budget_cells=1000, max_samples=1)
+    pending = absorb_mod._Pending(np, budget_cells=1000, max_samples=1)
     a, b = output(pending.cells(300)), output(pending.cells(300))
     assert pending.joins(a) and not pending.add(a)
     assert pending.joins(b) and not pending.add(b)
