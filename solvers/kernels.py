@@ -627,17 +627,6 @@ def cumsum(xp, x, exclusive: bool = False):
     return out
 
 
-# The coordinate maps of map_copy_hash and map_sides (their codes in the CUDA source): a primitive
-# names its map with ``@primitive(coord_map=...)``; its transform's arguments are the map's a, b.
-# RIGID_MAPS: the maps that give every grid a result of its own number of cells; SWAPPING_MAPS: those
-# of them whose result has the input's sides swapped.
-COORD_MAPS = {"rot90": 0, "rot180": 1, "rot270": 2, "flip_lr": 3, "flip_ud": 4, "transpose": 5,
-              "antitranspose": 6, "upscale": 7, "downscale": 8, "tile": 9, "mirror_lr": 10, "mirror_ud": 11,
-              "mirror_4": 12}
-RIGID_MAPS = frozenset(("rot90", "rot180", "rot270", "flip_lr", "flip_ud", "transpose", "antitranspose"))
-SWAPPING_MAPS = frozenset(("rot90", "rot270", "transpose", "antitranspose"))
-
-
 def fill_boxes(xp, g, labels, first):
     """``draw.fill_bbox`` from the stack's 8-connected one-colour objects (``labels``, ``first`` as
     ``objects.label_objects`` gives them)."""

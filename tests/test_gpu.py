@@ -253,7 +253,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     from pipeline.search.problem import Items
     from pipeline.search import kernels
     from solvers.batch import as_parts
-    from solvers.kernels import RIGID_MAPS
+    from solvers.coord_maps import RIGID_MAPS
     from solvers.primitives import transforms
     from test_dsl_batch import ARC_GRIDS
 

@@ -13,6 +13,7 @@ from pipeline.search.absorb import _Output
 from pipeline.search.blocks import _subset
 from pipeline.search.problem import Block, Items
 from solvers import kernels as dsl_kernels
+from solvers.coord_maps import RIGID_MAPS, SWAPPING_MAPS
 from solvers.batch import as_parts, MAX_SIDE
 from solvers.primitives import transforms
 from solvers.xp import HostCopy, is_out_of_memory
@@ -153,7 +154,7 @@ class TransformRuns:
         table = self._map_tables[trs]
 
         def launch():
-            if all(tr.coord_map[0] in dsl_kernels.RIGID_MAPS for tr in trs):
+            if all(tr.coord_map[0] in RIGID_MAPS for tr in trs):
                 return self._rigid_maps(block, run, table)
             distinct = self._distinct
             weights = distinct.multiplicity if distinct is not None and distinct.view.items is items else None
@@ -224,7 +225,7 @@ class TransformRuns:
         outputs = []
         for k, ti in enumerate(run):
             h, w = items.h, items.w
-            if self.transforms[ti].coord_map[0] in dsl_kernels.SWAPPING_MAPS:
+            if self.transforms[ti].coord_map[0] in SWAPPING_MAPS:
                 h, w = w, h
             outputs.append(_Output(block, ti, Items(xp, cells[k], items.state, items.sample, h, w, items.start),
                                    hashes[k]))
@@ -393,7 +394,7 @@ def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False,
         if p.elementwise:
             return "elementwise"
         if map_runs and tr.coord_map is not None:
-            return "rigid maps" if tr.coord_map[0] in dsl_kernels.RIGID_MAPS else "maps"
+            return "rigid maps" if tr.coord_map[0] in RIGID_MAPS else "maps"
         if fill_runs and p.fill is not None:
             return "fill", p
         if crop_runs and p.pad != "inplace" and (p.pad == "crop" or p.layout == "padded"):

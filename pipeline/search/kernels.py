@@ -16,7 +16,8 @@ import functools
 
 import numpy as np
 
-from solvers.kernels import CELL_INDEX, COORD_MAPS, cumsum, per_grid_arg, thread_launch
+from solvers import coord_maps
+from solvers.kernels import CELL_INDEX, cumsum, per_grid_arg, thread_launch
 from solvers.xp import data_address, to_device_async, to_host_all
 
 _SOURCE = CELL_INDEX + r"""
@@ -610,52 +611,10 @@ extern "C" __global__ void lut_copy_hash(const unsigned char* src, const long lo
     if (live && group_leader()) out[gk] = hash;
 }
 
-// Coordinate maps (Search._apply_map_run): primitives whose output cell (r, c) reads one input
-// cell, given as map m (kernels.COORD_MAPS) with the transform's arguments a, b. The output's sides
-// for an input of h x w, and whether the grid has a result (sides in 1..30, downscale's sides
-// divisible); the same maps as the primitives' Python (solvers.primitives.geometry, .scaling).
-__device__ bool coord_map_sides(int m, int a, int b, int h, int w, int* oh, int* ow) {
-    int y = h, x = w;
-    bool ok = true;
-    switch (m) {
-        case 0: case 2: case 5: case 6: y = w; x = h; break;     // rot90, rot270, transpose, antitranspose
-        case 7: y = h * a; x = w * a; break;                     // upscale(a)
-        case 8: ok = h % a == 0 && w % a == 0; y = h / a; x = w / a; break;  // downscale(a)
-        case 9: y = h * a; x = w * b; break;                     // tile(a, b)
-        case 10: x = 2 * w; break;                               // mirror_lr
-        case 11: y = 2 * h; break;                               // mirror_ud
-        case 12: y = 2 * h; x = 2 * w; break;                    // mirror_4
-        default: break;                                          // rot180, flip_lr, flip_ud
-    }
-    *oh = y;
-    *ow = x;
-    return ok && y >= 1 && x >= 1 && y <= 30 && x <= 30;
-}
-
-// A position in a line followed by its mirror image, as a position in the line (side cells).
-__device__ __forceinline__ int mirror_index(int i, int side) { return i >= side ? 2 * side - 1 - i : i; }
-
-// Where output cell (r, c) of map m reads its input grid (h x w, rows packed): the cell's index.
-__device__ __forceinline__ int coord_map_source(int m, int a, int b, int h, int w, int r, int c) {
-    int y, x;
-    switch (m) {
-        case 0: y = c; x = w - 1 - r; break;
-        case 1: y = h - 1 - r; x = w - 1 - c; break;
-        case 2: y = h - 1 - c; x = r; break;
-        case 3: y = r; x = w - 1 - c; break;
-        case 4: y = h - 1 - r; x = c; break;
-        case 5: y = c; x = r; break;
-        case 6: y = h - 1 - c; x = w - 1 - r; break;
-        case 7: y = r / a; x = c / a; break;
-        case 8: y = r * a; x = c * a; break;
-        case 9: y = r % h; x = c % w; break;
-        case 10: y = r; x = mirror_index(c, w); break;
-        case 11: y = mirror_index(r, h); x = c; break;
-        default: y = mirror_index(r, h); x = mirror_index(c, w); break;
-    }
-    return y * w + x;
-}
-
+// Coordinate maps (TransformRuns._apply_map_run): primitives whose output cell (r, c) reads one
+// input cell, given as map m (its code in solvers.coord_maps) with the transform's arguments a, b:
+// coord_map_sides and coord_map_source, generated from solvers.coord_maps.COORD_MAPS.
+""" + coord_maps.cuda_source() + r"""
 // A lane group's part of a map run: its grid i and map k (groups run grid-major, so a grid's K maps
 // read it from the same cache lines), the map (m, a, b), the grid's sides and its result's (oh x ow;
 // ok: it has one), and whether the group is live (see hash_group).
@@ -1073,11 +1032,11 @@ def _flat_copy_hash(xp, name: str, src, start, h, w, table, dst, coef, mix):
 
 def coord_map_table(xp, maps):
     """The (K, 3) int32 device table of K coordinate maps, each ``(name, a, b)``."""
-    return xp.asarray(np.array([(COORD_MAPS[name], a, b) for name, a, b in maps], dtype=np.int32).reshape(-1, 3))
+    return xp.asarray(np.array([(coord_maps.CODES[name], a, b) for name, a, b in maps], dtype=np.int32).reshape(-1, 3))
 
 
 def map_copy_hash(xp, src, start, h, w, table, dst, coef, mix):
-    """Rigid coordinate maps (``table``: :func:`coord_map_table` of K maps in ``RIGID_MAPS``) applied
+    """Rigid coordinate maps (``table``: :func:`coord_map_table` of K maps in ``coord_maps.RIGID_MAPS``) applied
     to every grid of a flat layout (grid i ``h[i]`` x ``w[i]`` from ``start[i]`` in ``src``): map k's
     grids written into row k of ``dst`` ((K, cells), laid out like ``src``: every map keeps a grid's
     number of cells) and their ``GridHasher`` hashes returned, (K, n)."""
