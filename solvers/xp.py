@@ -20,12 +20,11 @@ def plain_reductions() -> None:
     """Make CuPy's reductions (its reduction kernels: ``any``, ``all``, sums along an axis, ...) use
     its own kernels rather than CUB's, in this process, unless ``CUPY_ACCELERATORS`` says otherwise.
     CuPy's routine accelerators are left on: its device-wide int64 ``sum`` and ``bincount`` still
-    go through CUB (without them a fresh process loads a kernel per type and operation instead:
-    its first depth-2 search 0.44-0.48 s against 0.37-0.41 s, H100, session 18).
+    go through CUB (without them a fresh process loads a kernel per type and operation instead,
+    which makes its first search slower).
 
-    CUB's reduction kernels are large modules that a process loads on first use, 5-16 ms each
-    (ten in a depth-2 search, 0.1 s with their preparation, besides CUB's sort library): a fresh
-    process's first search waited for them (Nsight Systems, H100, session 15).
+    CUB's reduction kernels are large modules that a process loads on first use, 5-16 ms each on
+    an H100 (ten in a depth-2 search): a fresh process's first search would wait for them.
     """
     if _cupy is None or "CUPY_ACCELERATORS" in os.environ:
         return

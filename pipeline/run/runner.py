@@ -117,7 +117,7 @@ class Run:
         o = self.o
         self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
         # The first GPU searches in this process. The processes of any further GPUs start first of
-        # all (their start takes longer than this process's preparation: two H200s, session 15),
+        # all (their start takes longer than this process's preparation),
         # sized by a guess at the GPUs; their device is known later.
         guess = 0 if o.force_cpu else gpu_count_hint(o.gpus) * self.procs_per_gpu
         started = start_processes(guess - 1, gpu=True) if guess > 1 else []

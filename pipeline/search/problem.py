@@ -122,11 +122,8 @@ class Items:
 
 # Sides of the padded size buckets. The CPU pays per cell, so it pads little (up to 25 buckets);
 # a GPU pays per call (each bucket is dozens of kernel launches) and, in its block-per-grid
-# kernels, per padded cell. Measured on an H100 (benchmarks/RESULTS.md): depth 2 on ARC-1 train
-# searched in 29.9 s with the CPU's sides, 14.8 s with (10, 20, 30) and 9.8 s with (10, 30) when
-# every bucket cost many launches (session 8); once the primitives were fused kernels, depth 3
-# (warm) took 4.25 s with (10, 20, 30), 4.6 s with (10, 30) and 4.75 s with (10, 15, 20, 30)
-# (session 11). Results never depend on it.
+# kernels, per padded cell. Measured on an H100 at depth 3 (warm): (10, 20, 30) beat (10, 30) by
+# 8% and (10, 15, 20, 30) by 11%. Results never depend on it.
 BUCKET_SIDES = {"cpu": (5, 10, 15, 20, 30), "gpu": (10, 20, 30)}
 # Up to this many cells padded to 30 x 30 (the first two levels of a run over all tasks), a GPU
 # takes one bucket: calls there are launch-bound, so fewer calls beat fewer padded cells. The

@@ -23,10 +23,9 @@ from solvers.xp import plain_reductions, stage_pinned
 
 
 # Device memory budgeted per cell of a search block (see search_shard). Measured on an H100 at
-# depth 3 (benchmarks/RESULTS.md, session 14): CuPy's pool held 19-21 GiB with 255 M-cell blocks
-# and 26-29 GiB with 400 M (about 75 bytes a cell); 190 leaves room for larger grids and deeper
-# levels, and an out-of-memory error only halves the block. (300 gave an H100 255 M-cell blocks,
-# 8% slower at depth 3 than 400 M.)
+# depth 3: CuPy's pool held 19-21 GiB with 255 M-cell blocks and 26-29 GiB with 400 M (about 75
+# bytes a cell); 190 leaves room for larger grids and deeper levels, and an out-of-memory error
+# only halves the block.
 BYTES_PER_CELL = 190
 
 
@@ -235,7 +234,7 @@ class ShardWorkers:
     the device's context) and once its first search has loaded the compiled kernels, it stays
     warm for every later chunk and depth of the run. Searching in this process saves a process's
     start and warm-up, which a fresh worker cannot hide when the run prepares for less time than
-    it takes (two H200s, depth 3, session 14: 1.1 s of 2.4 s).
+    it takes.
 
     ``warm=True`` warms every slot up at once (:func:`warm_up`): the workers in the background,
     so that their start overlaps whatever the run does before its first search (the cache,
@@ -346,21 +345,13 @@ def _import_gpu_modules() -> None:
 
 
 def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
-    """Prepare this process to search on ``gpu``: the search's modules, CuPy and the parts of it
-    that CuPy imports on first use (``cupyx``, which brings SciPy: 0.6 s on the H100 host), the
-    device's context and memory pool, and the compiled kernels of :mod:`pipeline.search.kernels` and
-    :mod:`solvers.fused`; returns the seconds.
-
-    The search's transforms are imported too (every process searching needs them), on a GPU the
-    pinned host buffers of the copies back are locked (``solvers.xp.stage_pinned``) and CuPy's CUB
-    library is started: its first use (the sum of a search's int64 sizes) starts the CUDA
-    runtime linked into it, 37 ms in which the device idled (Nsight Systems, H100, session 18).
-
-    Last, on a GPU, a small search (:func:`warm_up_tasks`, depth 2: about 0.1 s on an H100 host)
-    loads the kernels of CuPy's own array calls, which CuPy loads on their first launch (77 modules
-    in a depth-2 search), and fills the Python-side caches of both: a fresh process's first
-    depth-2 search over arc1-train took 0.21-0.24 s against 0.16-0.18 s for its second; after the
-    small search the two are equal (benchmarks/RESULTS.md, session 20).
+    """Prepare this process to search on ``gpu`` (None: the CPU) and return the seconds it took:
+    the transforms are registered; on a GPU, CuPy and ``cupyx`` are imported, the device's context,
+    memory pool and CUB are started, the compiled kernels of :mod:`solvers.kernels`,
+    :mod:`pipeline.search.kernels` and :mod:`solvers.fused` are loaded, the pinned host buffers
+    of the copies back are locked (``solvers.xp.stage_pinned``), and a small search
+    (:func:`warm_up_tasks`) loads the kernels CuPy loads on their first launch, so that the first
+    real search does not wait for any of it.
     """
     start = time.perf_counter()
     transforms()
