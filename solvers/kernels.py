@@ -431,7 +431,7 @@ def preload() -> None:
 _ELEMENTWISE = {
     "remap_ok": ("int64 h, int64 w, bool valid", "bool ok", "ok = valid && h >= 1 && w >= 1 && h <= 30 && w <= 30"),
     # objects.keep_largest_object / remove_largest_object: cells of the chosen label c kept (others
-    # erased), or erased (c > 0); was a comparison, an and and a where over the int32 labels.
+    # erased), or erased (c > 0), in one pass over the int32 labels.
     "keep_label": ("int32 lab, int64 c, uint8 g", "uint8 out", "out = lab == c ? g : (unsigned char)0"),
     "erase_label": ("int32 lab, int64 c, uint8 g", "uint8 out", "out = (lab == c && lab > 0) ? (unsigned char)0 : g"),
 }

@@ -135,8 +135,8 @@ class Absorbing:
         and starts the copy of three counts to the host (new states, colour-table slots, items of
         their outputs' sizes); it returns the second half (None for no states), which reads them
         and finishes. Run once the next transform's first kernels are queued, its wait for the
-        counts finds the device busy with them instead of idle (before, the dedup's and the
-        scoring's waits each emptied the device's queue). On a level that keeps states the second
+        counts finds the device busy with them instead of idle (a wait for the dedup's or the
+        scoring's counts alone would empty the device's queue). On a level that keeps states the second
         half also adds the next blocks to the level's block builder (halves run in order, so the
         builder meets them in the same order). Results are those of :meth:`_absorb_merged` (same
         values, same order)."""

@@ -109,8 +109,7 @@ class TransformRuns:
     def _apply_fill_run(self, block, run) -> list:
         """Apply consecutive transforms of one ``fill`` primitive (its colours) together on a GPU:
         per size bucket, the mask it paints (shared by its colours) and one kernel that paints,
-        copies and hashes every colour's grids (was a selection over the padded stack and a copy
-        per colour and bucket)."""
+        copies and hashes every colour's grids."""
         return self._apply_together(block, run, functools.partial(
             self._fill_colours, block.items, self.transforms[run[0]].primitive.fill))
 
@@ -170,8 +169,8 @@ class TransformRuns:
     def _apply_crop_run(self, block, run, defer: bool = False):
         """The outputs of a run of one crop primitive's transforms (indices) on a GPU: every
         transform's results on every bucket, then one wait for how many grids and cells each keeps
-        and one kernel that copies and hashes them all (see :meth:`_crops_launched`; was a wait and
-        a dozen launches per transform), as :meth:`_run_outputs` runs it."""
+        and one kernel that copies and hashes them all (see :meth:`_crops_launched`), as
+        :meth:`_run_outputs` runs it."""
         items = block.items
 
         def launch():
@@ -319,7 +318,7 @@ class TransformRuns:
 
     def _identity_parts(self, block: Block):
         items = block.items
-        if dsl_kernels.enabled(self.xp):  # every grid of the flat layout in one kernel (was one call per shape)
+        if dsl_kernels.enabled(self.xp):  # every grid of the flat layout in one kernel
             return items, self.problem.hasher.copy_padded(items.cells, items.start, 0, None, None, items.h, items.w)
         return items, self._hash_groups(items, items.groups)
 

@@ -33,8 +33,8 @@ class NextBlocks:
     def _next_blocks_on_device(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
         """:meth:`_next_blocks` where the kernels run: the host never reads the new states'
         positions (millions on a level that keeps them), and it waits once, for how many states,
-        grids and cells are kept (was four waits: two ``nonzero``, a sum of sizes and CuPy's
-        ``bincount``, each leaving the device idle while the host went on)."""
+        grids and cells are kept (array calls would wait four times: two ``nonzero``, a sum of
+        sizes and CuPy's ``bincount``, each leaving the device idle)."""
         xp = self.xp
         tasks = block.task[new.dev]
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)

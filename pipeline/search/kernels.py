@@ -928,8 +928,8 @@ def crop_sides(xp, entries: list, out: tuple) -> list:
     """Write the crop_sides entries of many buckets' results into ``out`` = (ok, oh, ow, size, addr,
     pitch): ``entries`` lists ``(lo, m, res)``, a bucket's ``m`` results ``res``
     (:class:`solvers.padded.Padded`, ``res.arr`` contiguous, or None when none can be valid) to write
-    from entry ``lo`` on. One launch per CROP_ROWS buckets (was one each, tens of microseconds of
-    host time apiece). Returns what must stay alive until the launches have run (the table's host
+    from entry ``lo`` on. One launch per CROP_ROWS buckets (a launch costs tens of microseconds of
+    host time). Returns what must stay alive until the launches have run (the table's host
     memory, the sides converted to int64); the caller also keeps each ``res.arr`` until the copy
     that reads it is queued."""
     rows, keep = [], []
