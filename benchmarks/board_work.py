@@ -22,7 +22,7 @@ def main() -> None:
     import pipeline.search.leaderboard as leaderboard
     import pipeline.search.boards as boards
     import pipeline.search.driver as search
-    import pipeline.search.candidate_outputs as test_grids
+    import pipeline.search.candidate_outputs as candidate_outputs
     from pipeline.search import shards as engine
     from pipeline.run.tasks import load_tasks
     from pipeline.search import kernels
@@ -45,7 +45,7 @@ def main() -> None:
 
     timed(search.Search, "_offer", "offer (all of it)")
     timed(leaderboard.Leaderboards, "offer", "  leaderboards' merge")
-    timed(test_grids.TestGrids, "queue", "    test grids queued")
+    timed(candidate_outputs.CandidateOutputs, "queue", "    candidate outputs queued")
     timed(boards, "offer_order", "  offers' order")
     timed(kernels, "read_board_picks", "picks read")
     for rep in range(2):

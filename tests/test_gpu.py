@@ -952,10 +952,10 @@ def test_crop_sides_of_many_buckets_in_one_table(dev, buckets):
 
 def test_test_grids_kernels_give_the_gathered_grids(dev):
     """kernels.test_grids: each candidate state's test grids in fixed slots (zeros past a grid,
-    sides 0 where a state lacks a test sample), as TestGrids' array calls gather them; states
+    sides 0 where a state lacks a test sample), as CandidateOutputs' array calls gather them; states
     given in any order, items of any order, some states without items."""
     from pipeline.search.problem import Items
-    from pipeline.search.candidate_outputs import SLOT, TestGrids
+    from pipeline.search.candidate_outputs import SLOT, CandidateOutputs
     from pipeline.search import kernels
     from solvers import kernels as dsl_kernels
 
@@ -981,7 +981,7 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
         if dsl_kernels.enabled(xp):
             got = kernels.test_grids(xp, out, block.task, problem.n_train, idx, problem.max_tests, SLOT)
         else:
-            got = TestGrids(problem)._gathered(block, out, idx)
+            got = CandidateOutputs(problem)._gathered(block, out, idx)
         return [dev.asnumpy(a) if xp is not np else np.asarray(a) for a in got[:3]]
 
     with dev.reference():

@@ -319,9 +319,9 @@ def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real
 
     def run(flush_cells):
         search = Search(Problem(real_tasks, np), states_per_task=60)
-        search.test_grids.flush_cells = flush_cells
-        queue = search.test_grids.queue
-        search.test_grids.queue = lambda block, out, idx, cands, luts: (made.extend(cands),
+        search.candidate_outputs.flush_cells = flush_cells
+        queue = search.candidate_outputs.queue
+        search.candidate_outputs.queue = lambda block, out, idx, cands, luts: (made.extend(cands),
                                                                          queue(block, out, idx, cands, luts))
         search.run(2)
         return search

@@ -177,7 +177,7 @@ class BoardUpdates:
                 mappings[k] = {c: v for c, v in enumerate(maps_h[j].tolist()) if v != c}
                 keys[k] = mapped_key[j]
             made = list(map(Candidate, g, r, sv, ex, sc, mappings, [[] for _ in rows], keys))
-            self.test_grids.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
+            self.candidate_outputs.queue(block, parts, idx[rows], made, luts)  # test outputs filled in later
             return made
 
         self.leaderboards.offer(tasks, gids, rank_h, keys_u64, make)

@@ -5,7 +5,8 @@ A candidate that enters a board needs its test outputs. Fetching them as it ente
 absorb four waits for the device (finding the grids, sizing them, copying them; a GPU idles
 while the host waits and restarts). Instead their copies are queued on the device, each grid in a
 fixed slot of 30 x 30 cells (nothing to size, nothing to wait for), and cross to the host
-together when the queue holds enough cells or when the search asks (:meth:`TestGrids.flush`).
+together when the queue holds enough cells or when the search asks
+(:meth:`CandidateOutputs.flush`).
 Until then a queued candidate's ``test_outputs`` is empty.
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ class _Batch:
     keep: Any  # host memory the device may still be copying from
 
 
-class TestGrids:
+class CandidateOutputs:
     """The queue of test grids of one search (see the module's docstring)."""
 
     def __init__(self, problem, flush_cells: int = 1 << 26, wanted=None):

@@ -17,7 +17,7 @@ from pipeline.search.apply import _transform_runs, _Waiting, TransformRuns
 from pipeline.search.apply_padded import PaddedBuckets
 from pipeline.search.blocks import _BlockBuilder, _subset, NextBlocks
 from pipeline.search.boards import BoardUpdates, PICK_ROOM
-from pipeline.search.candidate_outputs import TestGrids
+from pipeline.search.candidate_outputs import CandidateOutputs
 from pipeline.search.distinct import DistinctGridsStep
 from pipeline.search.keyset import key_set
 from pipeline.search.leaderboard import Candidate, Leaderboards
@@ -76,7 +76,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self.leaderboards = Leaderboards(len(problem.tasks))
         self.boards: list[list[Candidate]] = self.leaderboards.boards  # each task's, best first
         self.threshold = self.leaderboards.threshold  # the rank that enters a full board
-        self.test_grids = TestGrids(problem, wanted=self._board_candidates)  # the boards' candidates' test outputs
+        self.candidate_outputs = CandidateOutputs(problem, wanted=self._board_candidates)
         self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
         self._threshold_version = -1
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
@@ -152,7 +152,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
             if not frontier:
                 break
         self._run_deferred()
-        self.test_grids.flush()
+        self.candidate_outputs.flush()
         self.stats.candidates += int(to_host(self._valid_count).sum())
         self._valid_count = self._no_candidates()
         self.stats.seconds = time.perf_counter() - start
