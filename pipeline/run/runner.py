@@ -96,7 +96,7 @@ class Run:
     """A configured run; :meth:`execute` does it and returns the exit code."""
 
     def __init__(self, opts: RunOptions):
-        self.o = opts
+        self.options = opts
         self.timer = StageTimer()
         self.start_wall = time.time()
         self.deadline = None if opts.budget is None else self.start_wall + opts.budget
@@ -114,25 +114,25 @@ class Run:
     # ------------------------------------------------------------------ main
     def execute(self) -> int:
         """Run everything; outputs are complete when this returns (also after an interrupt)."""
-        o = self.o
-        self.procs_per_gpu = o.procs_per_gpu or GPU_PROCS_DEFAULT
+        options = self.options
+        self.procs_per_gpu = options.procs_per_gpu or GPU_PROCS_DEFAULT
         # The first GPU searches in this process. The processes of any further GPUs start first of
         # all (their start takes longer than this process's preparation),
         # sized by a guess at the GPUs; their device is known later.
-        guess = 0 if o.force_cpu else gpu_count_hint(o.gpus) * self.procs_per_gpu
+        guess = 0 if options.force_cpu else gpu_count_hint(options.gpus) * self.procs_per_gpu
         started = start_processes(guess - 1, gpu=True) if guess > 1 else []
         self.shard_workers = None
         try:
             with self.timer("load"):
-                tasks, skipped = load_tasks(o.dataset, o.count)
+                tasks, skipped = load_tasks(options.dataset, options.count)
             for msg in skipped:
                 print(f"skipped bad task: {msg}", file=sys.stderr)
             self.tasks, self.skipped = tasks, skipped
-            self.device = select_device(o.force_cpu, o.force_gpu, o.gpus)
+            self.device = select_device(options.force_cpu, options.force_gpu, options.gpus)
             if self.device.notice:
                 print(self.device.notice.splitlines()[0][:300], file=sys.stderr)
-            if o.depth is None:
-                o.depth = DEFAULT_DEPTH[self.device.kind]
+            if options.depth is None:
+                options.depth = DEFAULT_DEPTH[self.device.kind]
             gpus = [g["id"] for g in self.device.gpus] if self.device.kind == "gpu" else []
             self.gpu_slots = gpu_slots(gpus, self.procs_per_gpu) if gpus else []
             # This process's GPU warms up now; the further GPUs' processes go on warming up while
@@ -151,7 +151,7 @@ class Run:
                 pool.stop()
             if self.shard_workers is not None:
                 self.shard_workers.stop()
-        if o.timing:
+        if options.timing:
             self._print_timing()
         solved = sum(1 for r in self.records.values() if r["status"] == "solved")
         print(f"done: {len(self.records)}/{len(tasks)} tasks, {solved} with a validated solver; "
@@ -160,24 +160,24 @@ class Run:
 
     def _run(self, tasks) -> None:
         """Everything after the device is chosen: cache, outputs, search and validation."""
-        o = self.o
-        extra = {"local_dir": o.local_cache} if (o.cache_url or "").startswith("redis://") else {}
-        self.cache = open_cache(o.cache_url, code_fingerprint(), **extra)
-        if o.initial:
+        options = self.options
+        extra = {"local_dir": options.local_cache} if (options.cache_url or "").startswith("redis://") else {}
+        self.cache = open_cache(options.cache_url, code_fingerprint(), **extra)
+        if options.initial:
             self.cache.clear()
         os.makedirs(self.out_dir, exist_ok=True)
         self.submission = {t.id: _fallback_attempts(t) for t in tasks}
         self._write_outputs()
         self.instances = running_instances()
-        self.workers = fair_workers(o.workers)
+        self.workers = fair_workers(options.workers)
         # CPU search processes: this instance's share of the cores (also for small chunks of a GPU run).
         self.cpu_shards = max(1, usable_cpus() // max(1, self.instances))
         self.search_shards = len(self.gpu_slots) if self.gpu_slots else self.cpu_shards
-        self.leases = LeaseManager(self.cache, ttl=o.lease_ttl)
+        self.leases = LeaseManager(self.cache, ttl=options.lease_ttl)
         self.leases.start_renewer()
         self.store = SolverStore(self.cache)
         try:
-            with ValidationPool(self.workers, timeout=o.timeout) as pool:
+            with ValidationPool(self.workers, timeout=options.timeout) as pool:
                 self.solver_pipeline = SolverPipeline(self.cache, pool, self.store, self.timer)
                 self._iterate()
         except KeyboardInterrupt:
@@ -186,19 +186,19 @@ class Run:
             self.leases.stop_renewer()
             self.leases.release_all()
             self._write_outputs()
-            if o.export_best:
+            if options.export_best:
                 self._export_best()
             self.cache.close()
 
     def _iterate(self) -> None:
         """Iteration 1 searches at depth D; with a budget (and not -o), deeper iterations follow on
         the tasks still unsolved while time remains, up to depth 4."""
-        depth = self.o.depth
+        depth = self.options.depth
         todo = list(self.tasks)
         while todo:
             self.iterations += 1
             self._process(todo, depth)
-            if self.o.once or self.o.budget is None or depth >= MAX_DEPTH or self._time_left() <= 0:
+            if self.options.once or self.options.budget is None or depth >= MAX_DEPTH or self._time_left() <= 0:
                 break
             depth += 1
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
@@ -210,16 +210,16 @@ class Run:
         """Stop starting search work early enough to validate and write the results."""
         if self.deadline is None:
             return None
-        reserve = min(120.0, max(3.0, 0.15 * self.o.budget))
+        reserve = min(120.0, max(3.0, 0.15 * self.options.budget))
         return self.deadline - reserve
 
     # ------------------------------------------------------------------ chunks and leases
     def _task_key(self, task, depth: int) -> str:
-        return f"{task.digest()}:d{depth}:s{self.o.seed}"
+        return f"{task.digest()}:d{depth}:s{self.options.seed}"
 
     def _chunk_size(self, n: int) -> int:
-        if self.o.chunk:
-            return self.o.chunk
+        if self.options.chunk:
+            return self.options.chunk
         # Two chunks per instance: enough to balance concurrent instances (measured: all finish
         # together), few enough that each chunk is still a large batch.
         per = -(-n // (max(1, self.instances) * 2)) if self.instances > 1 else n
@@ -285,8 +285,8 @@ class Run:
             with self.timer("warm_up"):  # the GPU processes' warm-up that the preparation did not cover
                 self.shard_workers.ready()
         t0 = time.perf_counter()
-        result = run_search(chunk, depth, seed=self.o.seed, deadline=self._search_deadline(),
-                            states_per_task=self.o.states_per_task,
+        result = run_search(chunk, depth, seed=self.options.seed, deadline=self._search_deadline(),
+                            states_per_task=self.options.states_per_task,
                             shards=self.cpu_shards,
                             gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                             procs_per_gpu=self.procs_per_gpu,
@@ -334,7 +334,7 @@ class Run:
 
     def report(self) -> dict:
         """The report.json document (see DESIGN.md for the fields)."""
-        o = self.o
+        options = self.options
         elapsed = time.time() - self.start_wall
         tot = self.search_totals
         secs = tot["seconds"]
@@ -344,13 +344,13 @@ class Run:
         stages = {k: round(v, 3) for k, v in self.timer.seconds.items()}
         stages.update({k: round(v, 3) for k, v in self.search_stages.items()})
         return {
-            "run": {"dataset": o.dataset, "tasks": len(getattr(self, "tasks", [])),
+            "run": {"dataset": options.dataset, "tasks": len(getattr(self, "tasks", [])),
                     "device": dev.kind if dev else None, "gpus": dev.gpus if dev else [],
                     "cupy": dev.cupy_version if dev else None, "cuda": dev.cuda_version if dev else None,
                     "workers": getattr(self, "workers", None), "search_shards": getattr(self, "search_shards", None),
                     "procs_per_gpu": getattr(self, "procs_per_gpu", None) if dev and dev.kind == "gpu" else None,
-                    "instances": getattr(self, "instances", None), "seed": o.seed, "depth": o.depth,
-                    "iterations": self.iterations, "budget": o.budget, "truncated": tot["truncated"],
+                    "instances": getattr(self, "instances", None), "seed": options.seed, "depth": options.depth,
+                    "iterations": self.iterations, "budget": options.budget, "truncated": tot["truncated"],
                     "searched_tasks": self.searched_tasks,
                     "seconds": round(elapsed, 3), "stages": stages,
                     "cache": self.cache.describe() if hasattr(self, "cache") else None,
@@ -393,4 +393,4 @@ class Run:
             solvers = self.store.get(task.digest())
             if solvers:
                 best[task.id] = solvers[0].source
-        write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.o.dataset)
+        write_solvers_module(os.path.join(self.out_dir, "solvers.py"), best, self.options.dataset)
