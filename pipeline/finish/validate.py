@@ -207,7 +207,7 @@ class _SoftTimeout(BaseException):
     """Raised inside the solver by SIGALRM; a BaseException so ``except Exception`` can't eat it."""
 
 
-_W: dict = {}  # worker state, set by _worker_init
+_worker_state: dict = {}  # set by _worker_init in each worker process
 _ARMED = False  # SIGALRM raises only while a job runs
 
 
@@ -235,13 +235,13 @@ def _worker_init(memory_mb: int, soft_timeout: float) -> None:
     except BaseException as exc:  # noqa: BLE001 - any import failure must be reported, not raised
         dsl_error = f"solvers.dsl failed to import: {type(exc).__name__}: {exc}"
         base = {"__builtins__": builtins, "__name__": "__solver__"}
-    _W.update(base=base, dsl_error=dsl_error, soft=float(soft_timeout), codes={}, memory_cap=None)
+    _worker_state.update(base=base, dsl_error=dsl_error, soft=float(soft_timeout), codes={}, memory_cap=None)
     if memory_mb and memory_mb > 0:
         try:
             baseline = _address_space_bytes()
             cap = baseline + int(memory_mb) * 2**20
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            _W["memory_cap"] = cap
+            _worker_state["memory_cap"] = cap
         except (ValueError, OSError, AttributeError):
             pass  # platforms without RLIMIT_AS: run uncapped
 
@@ -257,7 +257,7 @@ def _address_space_bytes() -> int:
 
 def _compiled(source: str):
     """Compile solver source once per worker (a small cache; retries reuse it)."""
-    codes = _W["codes"]
+    codes = _worker_state["codes"]
     code = codes.get(source)
     if code is None:
         filename = f"<solver {hashlib.sha1(source.encode()).hexdigest()[:10]}>"
@@ -300,10 +300,10 @@ def _run_job(source: str, task: tuple) -> dict:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     status, error, tests = "ok", None, None
     _ARMED = True
-    signal.setitimer(signal.ITIMER_REAL, _W["soft"])
+    signal.setitimer(signal.ITIMER_REAL, _worker_state["soft"])
     try:
         code = _compiled(source)
-        ns = dict(_W["base"])
+        ns = dict(_worker_state["base"])
         exec(code, ns)
         solve = ns.get("solve")
         if not callable(solve):
@@ -349,12 +349,12 @@ def _run_job(source: str, task: tuple) -> dict:
     except _SoftTimeout as exc:
         _ARMED = False
         status, tests = "timeout", None
-        head = f"timeout after {time.perf_counter() - t0:.1f}s (soft limit {_W['soft']:.2f}s), stopped in:"
+        head = f"timeout after {time.perf_counter() - t0:.1f}s (soft limit {_worker_state['soft']:.2f}s), stopped in:"
         error = _format_exc(exc, None, head=head)
     except MemoryError as exc:
         _ARMED = False
         status, tests = "memory", None
-        cap = _W.get("memory_cap")
+        cap = _worker_state.get("memory_cap")
         limit = f" (address-space cap {cap / 2**20:.0f} MiB)" if cap else ""
         error = _format_exc(exc, None) + ("" if not limit else "\n" + limit.strip())
     except BaseException as exc:  # noqa: BLE001 - compile errors, exec errors, anything else
@@ -364,8 +364,8 @@ def _run_job(source: str, task: tuple) -> dict:
     finally:
         _ARMED = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-    if status == "error" and _W.get("dsl_error") and error and error.startswith("NameError"):
-        error += f"\n({_W['dsl_error']})"
+    if status == "error" and _worker_state.get("dsl_error") and error and error.startswith("NameError"):
+        error += f"\n({_worker_state['dsl_error']})"
     return {
         "status": status,
         "error": error,
