@@ -94,7 +94,8 @@ def _stop_on_sigterm() -> None:
 
 
 def _run(args) -> int:
-    from pipeline.run.runner import Run, RunOptions
+    from pipeline.run.options import RunOptions
+    from pipeline.run.runner import Run
 
     _stop_on_sigterm()
 

@@ -12,12 +12,12 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from cache import LeaseManager, open_cache
 from pipeline.run.devices import gpu_count_hint, select_device
 from pipeline.search.shards import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.run.fingerprint import code_fingerprint
+from pipeline.run.options import RunOptions
 from pipeline.run.outputs import write_json_atomic
 from pipeline.run.progress import Progress
 from pipeline.run.resources import fair_workers, running_instances, usable_cpus
@@ -30,7 +30,6 @@ from pipeline.finish.validate import ValidationPool
 log = logging.getLogger("arcbatt")
 
 TASK_NS = "task"
-LEASE_TTL = 60.0
 MAX_DEPTH = 4
 DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
@@ -40,33 +39,6 @@ GPU_MIN_TASKS = 16
 # processes sharing a GPU time-slice it rather than overlap, so more than one is slower (depth 2:
 # 10.2 s search with one, 17.6 s with four; depth 3: no gain with two or four).
 GPU_PROCS_DEFAULT = 1
-
-
-@dataclass
-class RunOptions:
-    """The options of ``python -m pipeline run`` (see the README for each flag)."""
-
-    dataset: str = "arc1-train"
-    count: int = 0
-    once: bool = False
-    initial: bool = False
-    timeout: float = 5.0
-    timing: bool = False
-    force_cpu: bool = False
-    force_gpu: bool = False
-    export_best: bool = False
-    workers: int | None = None
-    budget: float | None = None
-    cache_url: str | None = None
-    out_dir: str | None = None
-    seed: int = 0
-    depth: int | None = None  # None: 3 on a GPU, 2 on the CPU
-    states_per_task: int = 8000
-    chunk: int | None = None
-    gpus: int | None = None
-    procs_per_gpu: int | None = None  # None: GPU_PROCS_DEFAULT within this instance's CPU share
-    lease_ttl: float = LEASE_TTL
-    local_cache: str = ".cache"
 
 
 class StageTimer:
