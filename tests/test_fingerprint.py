@@ -29,6 +29,13 @@ def test_a_leaderboard_constant_changes_the_fingerprint(tmp_path):
     assert fingerprint_of(copy) != code_fingerprint()
 
 
+def test_a_cuda_source_changes_the_fingerprint(tmp_path):
+    copy = _copy_tree(tmp_path)
+    path = copy / "pipeline" / "search" / "kernels.cu"
+    path.write_text(path.read_text() + "// changed\n")
+    assert fingerprint_of(copy) != code_fingerprint()
+
+
 def test_a_new_module_in_a_result_package_changes_the_fingerprint(tmp_path):
     copy = _copy_tree(tmp_path)
     (copy / "pipeline" / "finish" / "extra.py").write_text("X = 1\n")

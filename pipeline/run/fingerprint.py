@@ -14,17 +14,18 @@ from pathlib import Path
 RESULT_FORMAT = 1  # bump when the shape of any cached value changes
 # The packages whose code decides a task's cached results; pipeline/run only runs them.
 RESULT_PACKAGES = ("solvers", "pipeline/search", "pipeline/finish")
+SOURCE_SUFFIXES = (".py", ".cu")
 _ROOT = Path(__file__).resolve().parents[2]
 
 
 def fingerprint_of(root: Path) -> str:
     """16 hex digits of sha256 over the result format, every source file of
-    :data:`RESULT_PACKAGES` under ``root`` (path and bytes) and the registered transforms."""
+    :data:`RESULT_PACKAGES` under ``root`` (Python and CUDA) (path and bytes) and the registered transforms."""
     from solvers.primitives import transforms
 
     digest = hashlib.sha256(f"format={RESULT_FORMAT}".encode())
     for package in RESULT_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
+        for path in sorted(p for p in (root / package).rglob("*") if p.suffix in SOURCE_SUFFIXES):
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     digest.update("\n".join(str(t) for t in transforms()).encode())
