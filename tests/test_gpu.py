@@ -74,7 +74,7 @@ def dev(request, monkeypatch):
 
 def _parts_host(xp, result, n):
     from solvers.batch import as_parts
-    from solvers.xp import to_host
+    from pipeline.search.device import to_host
 
     parts = as_parts(xp, result, n)
     out = {}
@@ -472,7 +472,7 @@ def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypat
     import pipeline.search.driver
     from pipeline.search.shards import run_search
     from pipeline.run.tasks import load_tasks
-    from solvers.xp import to_host
+    from pipeline.search.device import to_host
 
     Search = pipeline.search.driver.Search
     original_score, original_absorb, original_update = Search._score, Search._absorb_merged, Search._update_boards
@@ -777,7 +777,7 @@ def test_gpu_search_processes_reduce_without_cub(monkeypatch):
     in a fresh process), unless CUPY_ACCELERATORS chooses otherwise; sums stay exact."""
     from cupy import _core
 
-    from solvers.xp import plain_reductions
+    from pipeline.search.device import plain_reductions
 
     before = _core.get_reduction_accelerators()
     try:
@@ -815,7 +815,7 @@ def test_block_size_counts_memory_the_pool_holds_unused():
 def test_one_packed_copy_gives_each_device_array_back():
     import cupy
 
-    from solvers.xp import to_host_all
+    from pipeline.search.device import to_host_all
     rng = np.random.default_rng(5)
     host = [rng.random(7), rng.integers(0, 9, (3, 4)).astype(np.uint8), rng.random(5) > 0.5,
             rng.integers(0, 2**63, 6, dtype=np.int64).astype(np.uint64), np.zeros((0, 10), dtype=np.uint8)]
@@ -831,7 +831,7 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     was begun, although the device array is overwritten by later work on the stream."""
     import cupy
 
-    from solvers.xp import HostCopy
+    from pipeline.search.device import HostCopy
     dev = cupy.arange(3_000_000, dtype=cupy.int32)
     copy = HostCopy(dev)
     dev *= 0  # queued after the copy
@@ -852,14 +852,14 @@ def test_staged_pinned_buffers_serve_the_copies_back(monkeypatch):
     import cupy
     import cupyx
 
-    from solvers import xp as xp_mod
+    from pipeline.search import device as device_mod
 
-    monkeypatch.setattr(xp_mod, "_STAGE", xp_mod._PinnedStage())
-    xp_mod.stage_pinned((1 << 20, 1 << 22))
-    staged = {id(b) for b in xp_mod._STAGE._free}
-    assert len(staged) == 2 and sorted(b.nbytes for b in xp_mod._STAGE._free) == [1 << 20, 1 << 22]
+    monkeypatch.setattr(device_mod, "_STAGE", device_mod._PinnedStage())
+    device_mod.stage_pinned((1 << 20, 1 << 22))
+    staged = {id(b) for b in device_mod._STAGE._free}
+    assert len(staged) == 2 and sorted(b.nbytes for b in device_mod._STAGE._free) == [1 << 20, 1 << 22]
     monkeypatch.setattr(cupyx, "empty_pinned", lambda *a, **k: pytest.fail("a buffer was locked during the copies"))
-    big, small = xp_mod.HostCopy(cupy.arange(400_000)), xp_mod.HostCopy(cupy.arange(1000))
+    big, small = device_mod.HostCopy(cupy.arange(400_000)), device_mod.HostCopy(cupy.arange(1000))
     assert {id(big._buffer), id(small._buffer)} == staged
     assert np.asarray(big).tolist() == list(range(400_000)) and np.asarray(small).tolist() == list(range(1000))
 

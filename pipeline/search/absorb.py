@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 
 from pipeline.search import kernels
+from pipeline.search.device import HostCopy, is_out_of_memory
 from pipeline.search.problem import allocation_id, Block, concat_hashed_items, follows, Items
 from pipeline.search.state_table import MergedStates
 from solvers import kernels as dsl_kernels
-from solvers.xp import HostCopy, is_out_of_memory, namespace_of
+from solvers.xp import namespace_of
 
 
 class Absorbing:

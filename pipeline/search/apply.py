@@ -11,12 +11,12 @@ import numpy as np
 from pipeline.search import kernels
 from pipeline.search.absorb import _Output
 from pipeline.search.blocks import _subset
+from pipeline.search.device import HostCopy, is_out_of_memory
 from pipeline.search.problem import Block, Items
 from solvers import kernels as dsl_kernels
 from solvers.coord_maps import RIGID_MAPS, SWAPPING_MAPS
 from solvers.batch import as_parts, MAX_SIDE
 from solvers.primitives import transforms
-from solvers.xp import HostCopy, is_out_of_memory
 
 
 class TransformRuns:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pipeline.search import kernels
 from pipeline.search.absorb import _join
 from pipeline.search.apply import _Waiting
+from pipeline.search.device import HostCopy
 from pipeline.search.problem import Items
 from solvers import kernels as dsl_kernels
 from solvers.padded import Padded
-from solvers.xp import HostCopy
 
 
 class PaddedBuckets:

@@ -7,9 +7,9 @@ import numpy as np
 
 from pipeline.search import kernels
 from pipeline.search.boards import _task_ranks
+from pipeline.search.device import is_out_of_memory, to_host
 from pipeline.search.problem import Block, concat_items, Items, sort_by_shape
 from solvers import kernels as dsl_kernels
-from solvers.xp import is_out_of_memory, to_host
 
 
 class NextBlocks:

@@ -9,10 +9,10 @@ import functools
 import numpy as np
 
 from pipeline.search import kernels
+from pipeline.search.device import HostCopy, is_out_of_memory, to_device_async, to_host, to_host_all
 from pipeline.search.leaderboard import Candidate, LEADERBOARD_SIZE, offers_that_may_enter
 from pipeline.search.problem import stable_group
 from solvers import kernels as dsl_kernels
-from solvers.xp import HostCopy, is_out_of_memory, to_device_async, to_host, to_host_all
 
 
 # Board records a GPU's picks get room for at least (64 bytes each, copied back every absorb).

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from pipeline.search import kernels
+from pipeline.search.device import to_device_async, to_host_all
 
 from solvers import kernels as dsl_kernels
 from solvers.batch import MAX_SIDE
-from solvers.xp import to_device_async, to_host_all
 
 SLOT = MAX_SIDE * MAX_SIDE  # cells of a grid's slot
 

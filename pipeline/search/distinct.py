@@ -10,10 +10,10 @@ import numpy as np
 from pipeline.search import kernels
 from pipeline.search.absorb import _Output
 from pipeline.search.apply import _Waiting
+from pipeline.search.device import is_out_of_memory
 from pipeline.search.keyset import first_positions
 from pipeline.search.problem import Block, concat_items, Items
 from solvers import kernels as dsl_kernels
-from solvers.xp import is_out_of_memory
 
 
 # A block of at least this many grids applies each transform to its distinct grids only, when at

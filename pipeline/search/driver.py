@@ -18,6 +18,7 @@ from pipeline.search.apply_padded import PaddedBuckets
 from pipeline.search.blocks import _BlockBuilder, _subset, NextBlocks
 from pipeline.search.boards import BoardUpdates, PICK_ROOM
 from pipeline.search.candidate_outputs import CandidateOutputs
+from pipeline.search.device import is_out_of_memory, to_host
 from pipeline.search.distinct import DistinctGridsStep
 from pipeline.search.keyset import key_set
 from pipeline.search.leaderboard import Candidate, Leaderboards
@@ -27,7 +28,6 @@ from pipeline.search.state_table import StateTable
 from solvers import kernels as dsl_kernels
 from solvers import stack_cache
 from solvers.primitives import transforms
-from solvers.xp import is_out_of_memory, to_host
 
 
 # Cells per block: bounds the memory of one transform call (about 40 bytes per cell). GPUs take

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.search.device import to_device_async, to_host_all
 from solvers import coord_maps
 from solvers.kernels import CELL_INDEX, cumsum, per_grid_arg, thread_launch
-from solvers.xp import data_address, to_device_async, to_host_all
+from solvers.xp import data_address
 
 # The kernels' CUDA source is kernels.cu beside this file, the coordinate maps' functions
 # generated into it where it marks them.

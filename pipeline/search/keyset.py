@@ -10,9 +10,9 @@ sorted runs take dozens of launches and several waits. Both give the same positi
 from __future__ import annotations
 
 from pipeline.search import kernels
+from pipeline.search.device import is_out_of_memory
 
 from solvers import kernels as dsl_kernels
-from solvers.xp import is_out_of_memory
 
 
 def key_set(xp, free_memory=None):

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.search.device import to_host, to_host_all
 from pipeline.search.hashing import GridHasher
 from pipeline.search import kernels
 from solvers import kernels as dsl_kernels
-from solvers.xp import data_address, namespace_of, repeat_index, to_host, to_host_all
+from solvers.xp import data_address, namespace_of, repeat_index
 
 
 @dataclass

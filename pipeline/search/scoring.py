@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from pipeline.search import kernels
+from pipeline.search.device import is_out_of_memory
 from pipeline.search.problem import Block, Items
 from solvers import kernels as dsl_kernels
-from solvers.xp import is_out_of_memory
 
 
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1

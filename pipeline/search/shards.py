@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from pipeline.search.device import plain_reductions, stage_pinned
 from pipeline.search.problem import Problem
 from pipeline.finish.program import FoundProgram
 from pipeline.search.driver import Search
 from pipeline.run.tasks import Task
 from solvers.primitives import transforms
-from solvers.xp import plain_reductions, stage_pinned
 
 
 # Device memory budgeted per cell of a search block (see search_shard). Measured on an H100 at
@@ -349,7 +349,7 @@ def warm_up(gpu: int | None, gpu_share: int = 1) -> float:
     the transforms are registered; on a GPU, CuPy and ``cupyx`` are imported, the device's context,
     memory pool and CUB are started, the compiled kernels of :mod:`solvers.kernels`,
     :mod:`pipeline.search.kernels` and :mod:`solvers.fused` are loaded, the pinned host buffers
-    of the copies back are locked (``solvers.xp.stage_pinned``), and a small search
+    of the copies back are locked (``pipeline.search.device.stage_pinned``), and a small search
     (:func:`warm_up_tasks`) loads the kernels CuPy loads on their first launch, so that the first
     real search does not wait for any of it.
     """
