@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/bench_inline.py [-n 10000] [-s SEED]``
 
-Builds random solver sources (seeded) and times :func:`pipeline.inline.inline` on
+Builds random solver sources (seeded) and times :func:`pipeline.finish.inline.inline` on
 each, one call at a time, on one core:
 
 * ``chain 1-8``: unary chains of length 1 to 8 from :func:`chain_source` (the
@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from pipeline.inline import chain_source, inline  # noqa: E402
+from pipeline.finish.inline import chain_source, inline  # noqa: E402
 
 FALLBACK = [
     ("rot90", [()]), ("flip_lr", [()]), ("transpose", [()]), ("crop_content", [()]),

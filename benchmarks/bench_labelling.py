@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from pipeline.tasks import load_tasks
+from pipeline.run.tasks import load_tasks
 from solvers.primitives import objects
 
 

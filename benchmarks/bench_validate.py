@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from pipeline.resources import usable_cpus  # noqa: E402
-from pipeline.validate import ValidationJob, ValidationPool  # noqa: E402
+from pipeline.run.resources import usable_cpus  # noqa: E402
+from pipeline.finish.validate import ValidationJob, ValidationPool  # noqa: E402
 
 
 def make_task(seed: int = 0) -> tuple[list, list, list]:

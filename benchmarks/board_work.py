@@ -19,12 +19,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=2)
     args = parser.parse_args()
-    import pipeline.leaderboard as leaderboard
-    import pipeline.search as search
-    import pipeline.test_grids as test_grids
-    from pipeline import engine
-    from pipeline.tasks import load_tasks
-    from solvers import kernels
+    import pipeline.search.leaderboard as leaderboard
+    import pipeline.search.boards as boards
+    import pipeline.search.driver as search
+    import pipeline.search.candidate_outputs as candidate_outputs
+    from pipeline.search import shards as engine
+    from pipeline.run.tasks import load_tasks
+    from pipeline.search import kernels
 
     tasks, _ = load_tasks("arc1-train", 0)
     engine.warm_up(0)
@@ -44,8 +45,8 @@ def main() -> None:
 
     timed(search.Search, "_offer", "offer (all of it)")
     timed(leaderboard.Leaderboards, "offer", "  leaderboards' merge")
-    timed(test_grids.TestGrids, "queue", "    test grids queued")
-    timed(search, "offer_order", "  offers' order")
+    timed(candidate_outputs.CandidateOutputs, "queue", "    candidate outputs queued")
+    timed(boards, "offer_order", "  offers' order")
     timed(kernels, "read_board_picks", "picks read")
     for rep in range(2):
         log.clear()

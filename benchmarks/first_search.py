@@ -20,8 +20,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=2)
     parser.add_argument("--grow-gib", type=float, default=0.0)
     args = parser.parse_args()
-    from pipeline import engine
-    from pipeline.tasks import load_tasks
+    from pipeline.search import shards as engine
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 0)
     warm = engine.warm_up(0)

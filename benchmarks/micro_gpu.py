@@ -20,7 +20,7 @@ def main():
     import cupy as cp
     from solvers.batch import colour_counts, bounding_boxes
     from solvers.primitives.objects import label_objects
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     rng = np.random.default_rng(0)
     for n, h, w in ((100_000, 10, 10), (10_000, 30, 30)):

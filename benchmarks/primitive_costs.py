@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
-from pipeline.problem import Problem
-from pipeline.search import Search
-from pipeline.tasks import load_tasks
+from pipeline.search.problem import Problem
+from pipeline.search.driver import Search
+from pipeline.run.tasks import load_tasks
 from solvers import stack_cache
 from solvers.batch import colour_counts
 from solvers.primitives.objects import OBJECT_KINDS, label_objects
@@ -63,8 +63,8 @@ def main() -> None:
         import cupy as xp
         from cupyx.profiler import benchmark
     block_cells = None
-    if args.gpu:  # the block size that a run gives this device (pipeline.engine.search_shard)
-        from pipeline.engine import gpu_block_cells
+    if args.gpu:  # the block size that a run gives this device (pipeline.search.shards.search_shard)
+        from pipeline.search.shards import gpu_block_cells
         block_cells = gpu_block_cells(xp)
     search = Search(Problem(tasks, xp), states_per_task=8000, block_cells=block_cells)
     block = frontier_block(search, args.level)

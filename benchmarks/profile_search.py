@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from pipeline.engine import objects_frozen
-from pipeline.problem import Problem
-from pipeline.search import Search
-from pipeline.tasks import load_tasks
+from pipeline.search.shards import objects_frozen
+from pipeline.search.problem import Problem
+from pipeline.search.driver import Search
+from pipeline.run.tasks import load_tasks
 
 
 def main() -> None:
@@ -58,19 +58,19 @@ def main() -> None:
                              "kernels on first use: later runs show the warm speed)")
     args = parser.parse_args()
     if args.one_bucket_cells is not None:
-        import pipeline.problem
+        import pipeline.search.problem
 
-        pipeline.problem.GPU_ONE_BUCKET_CELLS = int(args.one_bucket_cells)
-        print("one bucket up to", pipeline.problem.GPU_ONE_BUCKET_CELLS, "cells")
+        pipeline.search.problem.GPU_ONE_BUCKET_CELLS = int(args.one_bucket_cells)
+        print("one bucket up to", pipeline.search.problem.GPU_ONE_BUCKET_CELLS, "cells")
     if args.bucket_sides:
-        import pipeline.problem
+        import pipeline.search.problem
 
         sides = tuple(int(v) for v in args.bucket_sides.split(","))
-        pipeline.problem.BUCKET_SIDES = {"cpu": sides, "gpu": sides}
+        pipeline.search.problem.BUCKET_SIDES = {"cpu": sides, "gpu": sides}
         print("bucket sides:", sides)
     tasks, _ = load_tasks(args.dataset, args.count)
     if args.gpu:
-        from pipeline.engine import warm_up
+        from pipeline.search.shards import warm_up
         warm_up(0)  # once, as a run prepares its GPU before searching (outside every run profiled)
     for i in range(args.repeat):
         print(f"--- run {i + 1} of {args.repeat}")
@@ -96,7 +96,8 @@ def _nvtx_ranges(search) -> None:
     runs, and the stages of absorbing new states (nested in ``(absorb)``)."""
     from cupy.cuda import nvtx
 
-    import pipeline.search as search_module
+    import pipeline.search.absorb as absorb_module
+    import pipeline.search.driver as search_module
 
     def ranged(name_of, real):
         def call(*a, **k):
@@ -120,7 +121,7 @@ def _nvtx_ranges(search) -> None:
         setattr(search, method, ranged(lambda *a, _n=name: _n, getattr(search, method)))
     if not getattr(search_module, "_nvtx_marked", False):  # module and class level: once per process
         search_module._nvtx_marked = True
-        search_module._merge_outputs = ranged(lambda *a: "absorb: merge", search_module._merge_outputs)
+        absorb_module._merge_outputs = ranged(lambda *a: "absorb: merge", absorb_module._merge_outputs)
         builder = search_module._BlockBuilder
         builder.add = ranged(lambda *a: "absorb: add to next level", builder.add)
         builder.finish = ranged(lambda *a: "(regroup)", builder.finish)
@@ -156,8 +157,8 @@ def profile_once(args, tasks) -> None:
     else:
         xp, sync = np, (lambda: None)
     block_cells = None
-    if args.gpu:  # the block size that a run gives this device (pipeline.engine.search_shard)
-        from pipeline.engine import gpu_block_cells
+    if args.gpu:  # the block size that a run gives this device (pipeline.search.shards.search_shard)
+        from pipeline.search.shards import gpu_block_cells
         block_cells = int(gpu_block_cells(xp) * args.block_scale)
     search = Search(Problem(tasks, xp), states_per_task=args.states_per_task,
                     bucket_all=True if args.bucket_all else None, block_cells=block_cells)
@@ -184,7 +185,7 @@ def profile_once(args, tasks) -> None:
     else:
         search._apply = timed_apply
         search.sync = None if not args.gpu else sync
-    hasher = search.p.hasher
+    hasher = search.problem.hasher
     for name in ("grids", "padded") if not (args.no_sync or args.nvtx) else ():
         real = getattr(hasher, name)
 
@@ -199,7 +200,7 @@ def profile_once(args, tasks) -> None:
         setattr(hasher, name, timed_hash)
     gc_times = GcTimes()
     t0 = time.perf_counter()
-    with objects_frozen():  # as a run's search process searches (pipeline.engine)
+    with objects_frozen():  # as a run's search process searches (pipeline.search.shards)
         stats = search.run(args.depth)
     sync()
     wall = time.perf_counter() - t0

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.report_html import RunPage  # noqa: E402
-from pipeline.tasks import load_tasks  # noqa: E402
+from pipeline.run.report_html import RunPage  # noqa: E402
+from pipeline.run.tasks import load_tasks  # noqa: E402
 
 
 def main() -> int:

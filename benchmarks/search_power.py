@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from solved import half_of  # noqa: E402
 
-from pipeline.mechanisms import MECHANISMS  # noqa: E402
-from pipeline.score import score_submission  # noqa: E402
-from pipeline.tasks import load_solutions  # noqa: E402
+from pipeline.search.mechanisms import MECHANISMS  # noqa: E402
+from pipeline.run.score import score_submission  # noqa: E402
+from pipeline.run.tasks import load_solutions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -21,8 +21,8 @@ def main() -> None:
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
 
-    from pipeline.engine import ShardWorkers, split_tasks
-    from pipeline.tasks import load_tasks
+    from pipeline.search.shards import ShardWorkers, split_tasks
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks(args.dataset, args.count)
     rows = []

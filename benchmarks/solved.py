@@ -16,8 +16,8 @@ import hashlib
 import json
 import sys
 
-from pipeline.score import score_submission
-from pipeline.tasks import load_solutions
+from pipeline.run.score import score_submission
+from pipeline.run.tasks import load_solutions
 
 
 def half_of(task_id: str) -> str:

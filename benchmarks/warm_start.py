@@ -2,7 +2,7 @@
 
 Runs two fresh processes on one device, one after the other, each timing its steps:
 ``cold``: import, then the search of ``--count`` tasks at ``--depth``; ``warm``: import, the
-warm-up (``pipeline.engine.warm_up``: CuPy, the device's context, the search's own kernels), the warm-up
+warm-up (``pipeline.search.shards.warm_up``: CuPy, the device's context, the search's own kernels), the warm-up
 again (now loaded), then the same search; then, in both, the search once more (everything loaded).
 The search's time in ``cold`` minus ``warm`` is the loading that a warm-up moves out of a shard's
 critical path; the first search minus the second, what the warm-up leaves in it. Each search's
@@ -21,8 +21,8 @@ import time
 
 def child(args) -> None:
     t0 = time.perf_counter()
-    from pipeline.engine import search_shard, warm_up
-    from pipeline.tasks import load_tasks
+    from pipeline.search.shards import search_shard, warm_up
+    from pipeline.run.tasks import load_tasks
     if args.gpu is not None:
         import cupy
         cupy.cuda.Device(args.gpu).use()

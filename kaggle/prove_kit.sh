@@ -54,7 +54,7 @@ sleep 1  # file times have a second's resolution on some file systems
 # A Kaggle-shaped input folder: challenges only (no solutions), the competition's file name.
 "$py" - "$tasks" "$work/input/arc-prize-2025/arc-agi_test_challenges.json" <<'EOF'
 import json, sys
-from pipeline.tasks import load_tasks
+from pipeline.run.tasks import load_tasks
 tasks, _ = load_tasks("arc1-eval", int(sys.argv[1]))
 challenges = {t.id: {"train": [{"input": i.tolist(), "output": o.tolist()} for i, o in zip(t.train_inputs, t.train_outputs)],
                      "test": [{"input": g.tolist()} for g in t.test_inputs]} for t in tasks}
@@ -70,8 +70,8 @@ end=$(date +%s.%N)
 import json, os, sys
 import pipeline
 from cache import parse_duration
-from pipeline.score import validate_submission
-from pipeline.tasks import load_tasks
+from pipeline.run.score import validate_submission
+from pipeline.run.tasks import load_tasks
 work, stamp, kit, start, end, budget = sys.argv[1:]
 tasks, _ = load_tasks(os.path.join(work, "input", "arc-prize-2025"))
 submission = json.load(open(os.path.join(work, "working", "submission.json")))

@@ -1,7 +1,7 @@
-"""``python -m pipeline``: see :mod:`pipeline.cli`."""
+"""``python -m pipeline``: see :mod:`pipeline.run.cli`."""
 import sys
 
-from pipeline.cli import main
+from pipeline.run.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solvers import kernels
+from solvers import fused, kernels
+from solvers.padded import Padded
 from solvers.stack_cache import per_stack
 
 MAX_SIDE = 30
@@ -25,19 +26,6 @@ class Parts:
 
     def __iter__(self):
         return iter(self.items)
-
-
-@dataclass
-class Padded:
-    """Grids of different shapes in the top-left corners of one zero-filled ``(n, H, W)`` stack.
-
-    Grid ``i`` is ``arr[i, :h[i], :w[i]]`` when ``valid[i]``; every cell outside it is 0.
-    """
-
-    arr: object
-    h: object
-    w: object
-    valid: object
 
 
 def as_parts(xp, result, n: int) -> Parts:
@@ -105,8 +93,6 @@ def crop_to_mask(xp, g, mask, valid=None) -> Padded:
     """Crop each grid to the bounding box of its cells where ``mask`` holds; grids with none (or
     where ``valid`` is false) have no result."""
     if kernels.enabled(xp):
-        from solvers import fused  # it builds on this module
-
         return fused.crop_to_mask(xp, g, mask, valid)
     top, left, height, width, has = bounding_boxes(xp, mask)
     return crop_boxes(xp, g, top, left, height, width, has if valid is None else has & valid)

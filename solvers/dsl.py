@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.batch import as_parts
-from solvers.registry import PRIMITIVES, Transform, transforms
+from solvers.registry import PRIMITIVES, Transform
+from solvers.primitives import transforms
 from solvers.xp import namespace_of
 
 transforms()  # registers all primitives

@@ -11,7 +11,9 @@ from __future__ import annotations
 import functools
 
 from solvers import kernels
-from solvers.batch import MAX_SIDE, Padded
+from solvers.batch import MAX_SIDE
+from solvers.coord_maps import COORD_MAPS
+from solvers.padded import Padded
 from solvers.xp import stable_argsort
 
 
@@ -65,6 +67,18 @@ def map_coords(xp, g, out_h, out_w, rows: int, cols: int, src, valid=None) -> Pa
     R, C = coords(xp, rows, cols)
     src_r, src_c = src(R, C)
     return remap(xp, g, out_h, out_w, rows, cols, src_r, src_c, valid)
+
+
+def apply_coord_map(xp, g, h, w, name: str, a: int = 0, b: int = 0) -> Padded:
+    """The coordinate map ``name`` of :data:`solvers.coord_maps.COORD_MAPS`, with arguments ``a``,
+    ``b``, on a zero-padded stack ``g`` with real sides ``h``, ``w``."""
+    m = COORD_MAPS[name]
+    n, H, W = g.shape
+    out_h, out_w = m.sides(h, w, a, b)
+    rows, cols = m.sides(H, W, a, b)
+    hh, ww = per_grid(h), per_grid(w)
+    return map_coords(xp, g, out_h, out_w, rows, cols, lambda R, C: m.source(R, C, hh, ww, a, b),
+                      valid=m.is_valid(h, w, a, b))
 
 
 def no_result(xp, g) -> Padded:

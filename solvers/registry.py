@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from solvers.coord_maps import COORD_MAPS
+
 PRIMITIVES: dict[str, "Primitive"] = {}
 
 
@@ -28,7 +30,7 @@ class Primitive:
     # fill(xp, g) -> the cells (bool, g's shape) that the primitive paints with its one argument, a
     # colour, leaving the others as they are: a GPU applies several colours in one pass.
     fill: Callable | None = None
-    # The name of the coordinate map (solvers.kernels.COORD_MAPS) that gives the same grids as fn,
+    # The name of the coordinate map (solvers.coord_maps.COORD_MAPS) that gives the same grids as fn,
     # its arguments the map's: a GPU applies a run of such transforms in one kernel, straight from
     # the flat layout.
     coord_map: str | None = None
@@ -60,7 +62,7 @@ class Transform:
 
     def __call__(self, xp, grids):
         """Apply to a ``(n, h, w)`` stack of one shape; returns a stack, :class:`solvers.batch.Parts`
-        or :class:`solvers.batch.Padded`."""
+        or :class:`solvers.padded.Padded`."""
         if self.primitive.layout == "padded":
             n, h, w = grids.shape
             return self.primitive.fn(xp, grids, xp.full(n, h, dtype=xp.int64), xp.full(n, w, dtype=xp.int64),
@@ -90,16 +92,16 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     may apply the function to all grids of all shapes at once as one flat buffer. ``pad`` declares
     that the function may run on grids zero-padded (bottom and right) to a common size: with
     ``"inplace"`` it returns the padded stack whose top-left ``h x w`` corners are the results; with
-    ``"crop"`` it returns :class:`solvers.batch.Padded` crops that lie inside the real grids. The
+    ``"crop"`` it returns :class:`solvers.padded.Padded` crops that lie inside the real grids. The
     search then runs it once per size bucket instead of once per exact shape. ``layout="padded"``
     declares ``fn(xp, g, h, w, *args)``: it takes zero-padded grids with their real sides and
-    returns :class:`solvers.batch.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
+    returns :class:`solvers.padded.Padded` (see :mod:`solvers.ragged`); it also runs per bucket.
     ``max_sides(*args)`` gives the most rows and columns of an input that can have a result (for
     primitives whose output grows past 30 cells a side): the search skips larger grids.
     ``fill(xp, g)`` declares (for a ``pad="inplace"`` primitive whose one argument is a colour) the
     mask of the cells it paints with that colour, the others left as they are: on a GPU the
     search then paints, copies and hashes several colours' outputs in one kernel.
-    ``coord_map`` names the coordinate map of :data:`solvers.kernels.COORD_MAPS` that computes the
+    ``coord_map`` names the coordinate map of :data:`solvers.coord_maps.COORD_MAPS` that computes the
     same grids (for a ``layout="padded"`` primitive of at most two integer arguments): on a GPU the
     search applies runs of such transforms together, in one or two kernels.
     """
@@ -110,11 +112,9 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     if fill is not None and (pad != "inplace" or any(len(a) != 1 for a in arg_values)):
         raise ValueError("fill needs pad='inplace' and one argument (a colour)")
     if coord_map is not None:
-        from solvers.kernels import COORD_MAPS
-
         if coord_map not in COORD_MAPS or layout != "padded" or any(len(a) > 2 for a in arg_values):
-            raise ValueError(f"coord_map {coord_map!r}: a map of solvers.kernels.COORD_MAPS, for a padded-layout "
-                             "primitive of at most two arguments")
+            raise ValueError(f"coord_map {coord_map!r}: a map of solvers.coord_maps.COORD_MAPS, for a "
+                             "padded-layout primitive of at most two arguments")
 
     def register(fn):
         name = fn.__name__
@@ -125,10 +125,3 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         return fn
 
     return register
-
-
-def transforms() -> list[Transform]:
-    """All transforms the search enumerates, in a fixed order (registration order, then args)."""
-    import solvers.primitives  # noqa: F401  (registers everything)
-
-    return [Transform(p, args) for p in PRIMITIVES.values() for args in p.arg_values]

@@ -1,5 +1,5 @@
-"""Run the CUDA kernels of ``solvers.kernels`` and ``solvers.fused`` on the CPU, so that CI (which has
-no GPU) checks what they compute, not only that they compile.
+"""Run the CUDA kernels of ``solvers.kernels``, ``solvers.fused`` and ``pipeline.search.kernels`` on
+the CPU, so that CI (which has no GPU) checks what they compute, not only that they compile.
 
 Each CUDA source is compiled as C++ with g++ against a small prelude that supplies CUDA's
 built-ins, and its kernels are launched through ctypes on NumPy arrays, with the same grid, block
@@ -621,23 +621,31 @@ def launch_counts() -> dict[str, int]:
 
 
 def install(monkeypatch) -> None:
-    """Make ``solvers.kernels`` and ``solvers.fused`` launch their kernels on the CPU through this
-    emulator, on NumPy arrays (``kernels.enabled(numpy)`` becomes true; ``ARCBATT_NO_KERNELS``
-    still switches them off), for the duration of a test (``monkeypatch``: pytest's fixture)."""
+    """Make ``solvers.kernels``, ``solvers.fused`` and ``pipeline.search.kernels`` launch their kernels
+    on the CPU through this emulator, on NumPy arrays (``kernels.enabled(numpy)`` becomes true;
+    ``ARCBATT_NO_KERNELS`` still switches them off), for the duration of a test (``monkeypatch``:
+    pytest's fixture)."""
+    from pipeline.search import kernels as search_kernels
     from solvers import fused, kernels
 
     if "kernels" not in _MODULES:
         _MODULES["kernels"] = Module(kernels.source(), "kernels")
         _MODULES["fused"] = Module(fused._SOURCE, "fused")
-    ew = {}
+        _MODULES["search_kernels"] = Module(search_kernels.source(), "search_kernels")
 
-    def elementwise(name: str):
-        if name not in ew:
-            params, out, body = kernels._ELEMENTWISE[name]
-            ew[name] = ElementwiseKernel(params, out, body, "arcbatt_" + name, preamble=kernels._SPLITMIX)
-        return ew[name]
+    def elementwise_of(module, preamble: str = ""):
+        made = {}
+
+        def elementwise(name: str):
+            if name not in made:
+                params, out, body = module._ELEMENTWISE[name]
+                made[name] = ElementwiseKernel(params, out, body, "arcbatt_" + name, preamble=preamble)
+            return made[name]
+        return elementwise
 
     monkeypatch.setattr(kernels, "enabled", lambda xp: os.environ.get("ARCBATT_NO_KERNELS", "") in ("", "0"))
     monkeypatch.setattr(kernels, "_kernel", _MODULES["kernels"].get_function)
     monkeypatch.setattr(fused, "_kernel", _MODULES["fused"].get_function)
-    monkeypatch.setattr(kernels, "_elementwise", elementwise)
+    monkeypatch.setattr(search_kernels, "_kernel", _MODULES["search_kernels"].get_function)
+    monkeypatch.setattr(kernels, "_elementwise", elementwise_of(kernels))
+    monkeypatch.setattr(search_kernels, "_elementwise", elementwise_of(search_kernels, search_kernels._SPLITMIX))

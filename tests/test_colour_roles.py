@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pipeline.colour_roles import fixed_colours, merged, restored, role_variant
-from pipeline.engine import search_shard
-from pipeline.program import FoundProgram
-from pipeline.tasks import Task
+from pipeline.search.colour_roles import fixed_colours, merged, restored, role_variant
+from pipeline.search.shards import search_shard
+from pipeline.finish.program import FoundProgram
+from pipeline.run.tasks import Task
 from solvers import dsl
 
 

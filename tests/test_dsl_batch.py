@@ -20,8 +20,10 @@ from hypothesis.extra import numpy as hnp
 
 import solvers.primitives  # noqa: F401  (registers every primitive)
 from solvers import dsl
-from solvers.batch import MAX_SIDE, Padded, Parts, as_parts
-from solvers.registry import Transform, PRIMITIVES, transforms
+from solvers.batch import MAX_SIDE, Parts, as_parts
+from solvers.padded import Padded
+from solvers.registry import Transform, PRIMITIVES
+from solvers.primitives import transforms
 
 TRANSFORMS = transforms()
 SHAPES = [(1, 1), (1, 4), (4, 1), (2, 2), (3, 5), (4, 2), (5, 5), (6, 6), (10, 7), (9, 12),
@@ -359,7 +361,7 @@ def test_primitives_use_only_calls_cupy_has():
 # --------------------------------------------------------------------------------------------------
 
 def _arc_grids(count=260):
-    from pipeline.tasks import load_tasks
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 0)
     grids = [g for t in tasks for g in t.train_inputs + t.train_outputs + t.test_inputs]
@@ -406,7 +408,7 @@ def test_max_sides_bound_the_grids_that_give_a_result():
     """A transform's ``max_sides`` is exact: a grid one row or column larger gives no result (the
     search skips such grids), and one of the largest sides does give one."""
     from solvers.batch import MAX_SIDE, as_parts
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     rng = np.random.default_rng(4)
     bounded = [t for t in transforms() if t.max_sides is not None]

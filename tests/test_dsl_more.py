@@ -14,7 +14,8 @@ import pytest
 
 import solvers.primitives  # noqa: F401  (registers every primitive)
 from solvers import dsl
-from solvers.registry import PRIMITIVES, transforms
+from solvers.registry import PRIMITIVES
+from solvers.primitives import transforms
 
 NEW_MODULES = ("recolour", "draw", "cells", "repair", "arrange")
 

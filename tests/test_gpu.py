@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import cuda_emulator
-from pipeline.devices import DeviceError, probe_gpu
+from pipeline.run.devices import DeviceError, probe_gpu
 
 try:
     probe_gpu()
@@ -74,7 +74,7 @@ def dev(request, monkeypatch):
 
 def _parts_host(xp, result, n):
     from solvers.batch import as_parts
-    from solvers.xp import to_host
+    from pipeline.search.device import to_host
 
     parts = as_parts(xp, result, n)
     out = {}
@@ -86,7 +86,7 @@ def _parts_host(xp, result, n):
 
 @pytest.mark.parametrize("shape", [(3, 5), (7, 7), (12, 9), (30, 30)])
 def test_every_transform_identical_on_numpy_and_cupy(dev, shape):
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     rng = np.random.default_rng(sum(shape))
     h, w = shape
@@ -129,39 +129,41 @@ def test_search_identical_on_cpu_and_gpu(dev, monkeypatch, one_bucket_cells):
     is CuPy's alone), on fewer tasks."""
     import functools
 
-    import pipeline.engine
-    import pipeline.problem
-    import pipeline.search
-    from pipeline.engine import run_search
-    from pipeline.tasks import load_tasks
+    import pipeline.search.boards
+    import pipeline.search.distinct
+    import pipeline.search.driver
+    import pipeline.search.problem
+    from pipeline.search.shards import run_search
+    from pipeline.run.tasks import load_tasks
 
     if dev.name == "emulated" and one_bucket_cells:
         pytest.skip("the single bucket is used on CuPy only")
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 10)
     with dev.reference():
         cpu = run_search(tasks, 2)
-    monkeypatch.setattr(pipeline.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
+    monkeypatch.setattr(pipeline.search.problem, "GPU_ONE_BUCKET_CELLS", one_bucket_cells)
     # Every block of two or more levels applies the transforms to its distinct grids (results do
     # not depend on it).
-    monkeypatch.setitem(pipeline.search.DISTINCT_MIN_ITEMS, "gpu", 0)
-    monkeypatch.setattr(pipeline.search, "DISTINCT_MIN_REPEATS", 0.0)
+    monkeypatch.setitem(pipeline.search.distinct.DISTINCT_MIN_ITEMS, "gpu", 0)
+    monkeypatch.setattr(pipeline.search.distinct, "DISTINCT_MIN_REPEATS", 0.0)
     counted = []  # crops' outputs whose grids counted how many of the block's they stand for
-    real_mapped = pipeline.search._DistinctGrids._mapped
-    monkeypatch.setattr(pipeline.search._DistinctGrids, "_mapped", lambda self, parts: (
+    real_mapped = pipeline.search.distinct._DistinctGrids._mapped
+    monkeypatch.setattr(pipeline.search.distinct._DistinctGrids, "_mapped", lambda self, parts: (
         counted.extend(p.items.represents for p in parts if p.items.represents is not None),
         real_mapped(self, parts))[1])
     if not one_bucket_cells:  # the boards' picks outgrow their room at first: packed again, bigger
-        monkeypatch.setattr(pipeline.search, "PICK_ROOM", 1)
-        monkeypatch.setattr(pipeline.search, "PICK_ROOM_ALL", 0)
+        monkeypatch.setattr(pipeline.search.driver, "PICK_ROOM", 1)
+        monkeypatch.setattr(pipeline.search.boards, "PICK_ROOM", 1)
+        monkeypatch.setattr(pipeline.search.boards, "PICK_ROOM_ALL", 0)
     selected = []  # (offers, kept) of each absorb's selection on the device
-    real_select = pipeline.search.offers_that_may_enter
-    monkeypatch.setattr(pipeline.search, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
+    real_select = pipeline.search.boards.offers_that_may_enter
+    monkeypatch.setattr(pipeline.search.boards, "offers_that_may_enter", lambda xp, tasks, groups, *a: (
         lambda keep: (selected.append((int((groups >= 0).sum()), int(keep.sum()))), keep)[1])(
         real_select(xp, tasks, groups, *a)))
     if dev.name == "cupy":
         gpu = run_search(tasks, 2, gpus=[0])
     else:
-        monkeypatch.setattr(pipeline.engine, "Search", functools.partial(pipeline.engine.Search, bucket_all=True))
+        monkeypatch.setattr(pipeline.search.shards, "Search", functools.partial(pipeline.search.shards.Search, bucket_all=True))
         before = cuda_emulator.launch_counts()
         gpu = run_search(tasks, 2)
         unused = {k for k, count in cuda_emulator.launch_counts().items() if count == before[k]}
@@ -247,11 +249,12 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     run as the search applies them (rigid maps in one launch, the others counted then taken), on a
     flat layout of real ARC grids of many shapes and of grids up to 30 x 30: the grids the
     primitive gives on NumPy, their hashes, none where it gives none, and each map's weighed count."""
-    from pipeline.hashing import GridHasher
-    from pipeline.problem import Items
-    from solvers import kernels
+    from pipeline.search.hashing import GridHasher
+    from pipeline.search.problem import Items
+    from pipeline.search import kernels
     from solvers.batch import as_parts
-    from solvers.registry import transforms
+    from solvers.coord_maps import RIGID_MAPS
+    from solvers.primitives import transforms
     from test_dsl_batch import ARC_GRIDS
 
     rng = np.random.default_rng(7)
@@ -273,7 +276,7 @@ def test_coordinate_map_kernels_give_each_primitives_grids_and_hashes(dev):
     d = [dev.asarray(a) for a in (cells, start, h, w, np.arange(n, dtype=np.int64), np.full(n, 5, dtype=np.int64))]
     items = Items(dev.xp, *d[:1], d[4], d[5], d[2], d[3], d[1])
     maps = [t for t in transforms() if t.coord_map is not None]
-    rigid = [t for t in maps if t.coord_map[0] in kernels.RIGID_MAPS]
+    rigid = [t for t in maps if t.coord_map[0] in RIGID_MAPS]
     others = [t for t in maps if t not in rigid]
     assert len(rigid) == 7 and len(others) >= 10
 
@@ -361,7 +364,7 @@ def test_group_order_is_a_stable_argsort(dev, n, keys):
     """kernels.group_order (a counting sort over chunks, no sort) gives NumPy's stable argsort of
     keys in 0..1023 and where each key's run begins, for chunks of 256 to 512 items, keys that
     repeat within a warp's round, one key only, and every key."""
-    from solvers import kernels
+    from pipeline.search import kernels
 
     rng = np.random.default_rng(n + keys)
     key = rng.integers(0, keys, n)
@@ -378,7 +381,7 @@ def test_joined_items_match_array_calls(dev, parts):
     """concat_items of many parts (more than one launch of merge_items holds, empty parts among
     them), states shifted per part and cell starts by where each part's cells begin, against the
     array calls; concat_hashed_items joins the items' hashes too."""
-    from pipeline.problem import Items, concat_hashed_items, concat_items
+    from pipeline.search.problem import Items, concat_hashed_items, concat_items
 
     rng = np.random.default_rng(parts)
     items, offsets, hashes = [], [], []
@@ -413,7 +416,7 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
     """copy_rows (layout changes, gathers of grids) and copy_hash_rows (copying grids out of
     padded stacks and hashing them) against the array-call paths they replace, on real ARC grids
     of many shapes."""
-    from pipeline.problem import Items, PaddedLayout
+    from pipeline.search.problem import Items, PaddedLayout
     from test_dsl_batch import ARC_GRIDS
 
     grids, _ = ARC_GRIDS
@@ -441,7 +444,7 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
 
     # Copying grids out of padded stacks and hashing them in one pass (copy_hash_rows), with
     # noise in the padding, against hashing the zero-padded stacks and the cells laid out as items.
-    from pipeline.hashing import GridHasher
+    from pipeline.search.hashing import GridHasher
 
     hasher = GridHasher(dev.xp, 3)
     lay = PaddedLayout(gpu)
@@ -462,42 +465,47 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
 
 
 def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypatch):
-    """Search._score's kernels (score_fit, score_cells, score_states) against its array calls, on
-    the same inputs, for every absorb of a depth-2 search on real tasks: every score of every new
-    state (rank, solved, exact matches, score, colour table where learnt, its consistency, test key)."""
-    import pipeline.search
-    from pipeline.engine import run_search
-    from pipeline.tasks import load_tasks
-    from solvers.xp import to_host
+    """Search's scoring kernels (score_fit, score_cells, score_states) against its array calls, on
+    the same inputs, for every absorb of a depth-2 search on real tasks (finished at once or later):
+    every score of every new state (rank, solved, exact matches, score, colour table where learnt,
+    its consistency, test key)."""
+    import pipeline.search.driver
+    from pipeline.search.shards import run_search
+    from pipeline.run.tasks import load_tasks
+    from pipeline.search.device import to_host
 
-    original = pipeline.search.Search._score
+    Search = pipeline.search.driver.Search
+    original_score, original_absorb, original_update = Search._score, Search._absorb_merged, Search._update_boards
     checked = {"absorbs": 0, "tables": 0, "solved": 0}
+    inputs = {}  # id(out) -> (out, hv, level) of each absorb until its boards are updated
 
-    def both(self, block, out, hv, mixed, new_dev, level):
-        got = original(self, block, out, hv, mixed, new_dev, level)
+    def absorb(self, block, out, hv, merged, test_key, valid, key, level, *rest):
+        inputs[id(out)] = (out, hv, level)
+        return original_absorb(self, block, out, hv, merged, test_key, valid, key, level, *rest)
+
+    def compared(self, block, out, new, got):
+        _, hv, level = inputs.pop(id(out))
         with dev.reference():
-            want = original(self, block, out, hv, mixed, new_dev, level)
-        new = to_host(new_dev)
+            want = original_score(self, block, out, hv, got.test_key, new.dev, level)
+        at = to_host(new.dev)
         for name, a, b in zip(got._fields, got, want):
             if name == "mapping":
                 assert (a is None) == (b is None)
                 if a is None:
                     continue
-                learnt = to_host(want.cm_ok)[new]
-                a, b = to_host(a)[new][learnt], to_host(b)[new][learnt]
+                learnt = to_host(want.cm_ok)[at]
+                a, b = to_host(a)[at][learnt], to_host(b)[at][learnt]
                 checked["tables"] += len(a)
             else:
-                a, b = to_host(a)[new], to_host(b)[new]
+                a, b = to_host(a)[at], to_host(b)[at]
             assert a.dtype == b.dtype, name
             assert np.array_equal(a, b), name
         checked["absorbs"] += 1
-        checked["solved"] += int(to_host(want.solved)[new].sum())
-        return got
+        checked["solved"] += int(to_host(want.solved)[at].sum())
+        return original_update(self, block, out, new, got)
 
-    monkeypatch.setattr(pipeline.search.Search, "_score", both)
-    # Every absorb through _score: the last level's absorbs in two halves score with the same
-    # kernels and give the same results (test_absorbs_finished_later_give_identical_results).
-    monkeypatch.setattr(pipeline.search, "DEFER_ABSORBS", False)
+    monkeypatch.setattr(Search, "_absorb_merged", absorb)
+    monkeypatch.setattr(Search, "_update_boards", compared)
     tasks, _ = load_tasks("arc1-train", 12 if dev.name == "cupy" else 6)
     run_search(tasks, 2, gpus=[0] if dev.name == "cupy" else None)
     assert checked["absorbs"] > 2 and checked["tables"] > 0 and checked["solved"] > 0, checked
@@ -508,8 +516,8 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     """The device's key table (HashKeySet) against the sorted runs (KeySet) on NumPy: batches with
     repeats within and across them, the key that marks an empty slot, and a table that starts
     tiny, so it is rehashed several times and probes long chains; some batches masked."""
-    from pipeline.keyset import HashKeySet, KeySet
-    from solvers.kernels import KEY_EMPTY
+    from pipeline.search.keyset import HashKeySet, KeySet
+    from pipeline.search.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(seed)
     table, runs = HashKeySet(dev.xp, slots=4), KeySet(np)
@@ -533,8 +541,8 @@ def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
 def test_first_positions_on_the_device_match_numpy(dev):
     """Each key's first position (the distinct grids of a search block) from the device's hash
     table against NumPy's unique: repeats near and far, the key that marks an empty slot."""
-    from pipeline.keyset import first_positions
-    from solvers.kernels import KEY_EMPTY
+    from pipeline.search.keyset import first_positions
+    from pipeline.search.kernels import KEY_EMPTY
 
     rng = np.random.default_rng(5)
     for size in (0, 1, 2, 9, 1000, 6000):
@@ -550,7 +558,7 @@ def test_first_positions_on_the_device_match_numpy(dev):
 def test_budget_on_the_device_matches_numpy(dev, n_tasks):
     """Each task's first ``budget - kept`` new states, worked out on the device (a counting sort of
     tasks, or a lexsort past its 1,024 keys) against NumPy; tasks full, crossing and with room."""
-    from pipeline.search import within_budget
+    from pipeline.search.blocks import within_budget
 
     rng = np.random.default_rng(n_tasks)
     tasks = rng.integers(0, n_tasks, 5000)
@@ -570,9 +578,9 @@ def test_search_with_a_binding_budget_identical_on_cpu_and_gpu(dev, monkeypatch,
     the kept states in halves, with the same results."""
     import sys
 
-    from pipeline.problem import Items, Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
+    from pipeline.search.problem import Items, Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
 
     failed = []
     if take_room is not None:
@@ -604,10 +612,10 @@ def test_runs_out_of_memory_apply_each_transform_alone(dev, monkeypatch, step):
     or in taking them after the wait) or of one crop primitive's transforms (counting, or taking
     after the wait) that runs out of device memory is applied transform by transform instead, with
     the CPU's results. (A crop transform alone still runs: only runs fail here.)"""
-    from pipeline.problem import Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
-    from solvers import kernels
+    from pipeline.search.problem import Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
+    from pipeline.search import kernels
 
     failed = []
     real = getattr(kernels, step)
@@ -640,7 +648,7 @@ def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
     """A table that cannot double (simulated out-of-memory) frees memory, retries, then keeps
     its size while it stays under MAX_LOAD (the same positions as the sorted runs), then raises
     a MemoryError that says why."""
-    from pipeline.keyset import HashKeySet, KeySet
+    from pipeline.search.keyset import HashKeySet, KeySet
 
     freed = []
     table, runs = HashKeySet(dev.xp, slots=64, free_memory=lambda: freed.append(1)), KeySet(np)
@@ -662,7 +670,7 @@ def test_hash_key_set_without_memory_to_grow_goes_on_fuller_then_raises(dev):
 
 def test_grid_and_state_hashes_identical_on_numpy_and_cupy(dev):
     """The hashing kernels (grid projections, splitmix64) give NumPy's hashes bit for bit."""
-    from pipeline.hashing import GridHasher
+    from pipeline.search.hashing import GridHasher
 
     rng = np.random.default_rng(3)
     cpu, gpu = GridHasher(np, 5), GridHasher(dev.xp, 5)
@@ -734,7 +742,7 @@ def test_fused_primitive_kernels_identical_on_structured_grids(dev):
     lines), NumPy against CuPy, inside one stack-cache scope as the search runs them; each must
     change or give results for some grids, so that the comparison is not vacuous."""
     from solvers import stack_cache
-    from solvers.registry import transforms
+    from solvers.primitives import transforms
 
     effect = {}
     for shape in [(5, 5), (9, 13), (16, 16), (30, 30)]:
@@ -769,7 +777,7 @@ def test_gpu_search_processes_reduce_without_cub(monkeypatch):
     in a fresh process), unless CUPY_ACCELERATORS chooses otherwise; sums stay exact."""
     from cupy import _core
 
-    from solvers.xp import plain_reductions
+    from pipeline.search.device import plain_reductions
 
     before = _core.get_reduction_accelerators()
     try:
@@ -790,7 +798,7 @@ def test_gpu_search_processes_reduce_without_cub(monkeypatch):
 def test_block_size_counts_memory_the_pool_holds_unused():
     """A shard process's later chunks get the blocks its first got: what CuPy's pool keeps after a
     search is free for the next one, not memory taken by others."""
-    from pipeline.engine import gpu_block_cells
+    from pipeline.search.shards import gpu_block_cells
 
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
@@ -807,7 +815,7 @@ def test_block_size_counts_memory_the_pool_holds_unused():
 def test_one_packed_copy_gives_each_device_array_back():
     import cupy
 
-    from solvers.xp import to_host_all
+    from pipeline.search.device import to_host_all
     rng = np.random.default_rng(5)
     host = [rng.random(7), rng.integers(0, 9, (3, 4)).astype(np.uint8), rng.random(5) > 0.5,
             rng.integers(0, 2**63, 6, dtype=np.int64).astype(np.uint64), np.zeros((0, 10), dtype=np.uint8)]
@@ -823,7 +831,7 @@ def test_a_host_copy_begun_early_reads_the_values_of_then():
     was begun, although the device array is overwritten by later work on the stream."""
     import cupy
 
-    from solvers.xp import HostCopy
+    from pipeline.search.device import HostCopy
     dev = cupy.arange(3_000_000, dtype=cupy.int32)
     copy = HostCopy(dev)
     dev *= 0  # queued after the copy
@@ -844,14 +852,14 @@ def test_staged_pinned_buffers_serve_the_copies_back(monkeypatch):
     import cupy
     import cupyx
 
-    from solvers import xp as xp_mod
+    from pipeline.search import device as device_mod
 
-    monkeypatch.setattr(xp_mod, "_STAGE", xp_mod._PinnedStage())
-    xp_mod.stage_pinned((1 << 20, 1 << 22))
-    staged = {id(b) for b in xp_mod._STAGE._free}
-    assert len(staged) == 2 and sorted(b.nbytes for b in xp_mod._STAGE._free) == [1 << 20, 1 << 22]
+    monkeypatch.setattr(device_mod, "_STAGE", device_mod._PinnedStage())
+    device_mod.stage_pinned((1 << 20, 1 << 22))
+    staged = {id(b) for b in device_mod._STAGE._free}
+    assert len(staged) == 2 and sorted(b.nbytes for b in device_mod._STAGE._free) == [1 << 20, 1 << 22]
     monkeypatch.setattr(cupyx, "empty_pinned", lambda *a, **k: pytest.fail("a buffer was locked during the copies"))
-    big, small = xp_mod.HostCopy(cupy.arange(400_000)), xp_mod.HostCopy(cupy.arange(1000))
+    big, small = device_mod.HostCopy(cupy.arange(400_000)), device_mod.HostCopy(cupy.arange(1000))
     assert {id(big._buffer), id(small._buffer)} == staged
     assert np.asarray(big).tolist() == list(range(400_000)) and np.asarray(small).tolist() == list(range(1000))
 
@@ -860,7 +868,7 @@ def test_board_picks_pack_what_the_gathers_give(dev):
     """board_picks: the new states whose rank beats their task's threshold (and that ``keep`` keeps,
     where given), each as one packed record of what gathering its fields gives, with their count;
     with too little room, the count and as many records as fit."""
-    from solvers import kernels
+    from pipeline.search import kernels
     rng = np.random.default_rng(9)
     S = 60
     new_pos = np.sort(rng.choice(S, 40, replace=False)).astype(np.int64)
@@ -901,8 +909,8 @@ def test_crop_sides_of_many_buckets_in_one_table(dev, buckets):
     """kernels.crop_sides: per grid of each bucket's results its flag, sides, cells when kept,
     result address and pitch, at the bucket's place; flags and sides per grid or one for all,
     buckets without results (no stack) or without grids; more buckets than one launch takes."""
-    from solvers import kernels
-    from solvers.batch import Padded
+    from pipeline.search import kernels
+    from solvers.padded import Padded
     from solvers.xp import data_address
 
     assert kernels.CROP_ROWS < 72  # the non-empty buckets of 90
@@ -944,11 +952,12 @@ def test_crop_sides_of_many_buckets_in_one_table(dev, buckets):
 
 def test_test_grids_kernels_give_the_gathered_grids(dev):
     """kernels.test_grids: each candidate state's test grids in fixed slots (zeros past a grid,
-    sides 0 where a state lacks a test sample), as TestGrids' array calls gather them; states
+    sides 0 where a state lacks a test sample), as CandidateOutputs' array calls gather them; states
     given in any order, items of any order, some states without items."""
-    from pipeline.problem import Items
-    from pipeline.test_grids import SLOT, TestGrids
-    from solvers import kernels
+    from pipeline.search.problem import Items
+    from pipeline.search.candidate_outputs import SLOT, CandidateOutputs
+    from pipeline.search import kernels
+    from solvers import kernels as dsl_kernels
 
     rng = np.random.default_rng(5)
     tasks, S = 4, 50
@@ -969,10 +978,10 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
                     asarray(np.array([p[1] for p in pairs])), asarray(h), asarray(w), asarray(start))
         block = SimpleNamespace(task=asarray(state_task), num_states=S)
         problem = SimpleNamespace(xp=xp, n_train=asarray(n_train), max_tests=int(n_test.max()))
-        if kernels.enabled(xp):
+        if dsl_kernels.enabled(xp):
             got = kernels.test_grids(xp, out, block.task, problem.n_train, idx, problem.max_tests, SLOT)
         else:
-            got = TestGrids(problem)._gathered(block, out, idx)
+            got = CandidateOutputs(problem)._gathered(block, out, idx)
         return [dev.asnumpy(a) if xp is not np else np.asarray(a) for a in got[:3]]
 
     with dev.reference():
@@ -987,18 +996,20 @@ def test_test_grids_kernels_give_the_gathered_grids(dev):
 def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_cells):
     """The GPU finishes each absorb (counts read, scores, boards' picks, on a level that keeps
     states its next blocks) once the next transform's kernels are queued: boards, programs, test
-    outputs and counts are those of absorbs finished at once, and every absorb is finished by the
-    search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
+    outputs and counts are those of the array calls' search (``ARCBATT_NO_KERNELS``: absorbs
+    finished at once), and every absorb is finished by the search's end. With ``PICK_ROOM`` 1 the boards' picks are packed again with more room, from the
     later half too; with ``absorb_cells`` 1 every transform is absorbed alone (the per-task budget
     of kept states carries from absorb to absorb)."""
-    import pipeline.search as search_mod
-    from pipeline.problem import Problem
-    from pipeline.search import Search
-    from pipeline.tasks import load_tasks
+    import pipeline.search.boards as boards_mod
+    import pipeline.search.driver as search_mod
+    from pipeline.search.problem import Problem
+    from pipeline.search.driver import Search
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 30 if dev.name == "cupy" else 8)
     monkeypatch.setattr(search_mod, "PICK_ROOM", 1)
-    monkeypatch.setattr(search_mod, "PICK_ROOM_ALL", 0)
+    monkeypatch.setattr(boards_mod, "PICK_ROOM", 1)
+    monkeypatch.setattr(boards_mod, "PICK_ROOM_ALL", 0)
     started = []
     real_start = Search._absorb_started
 
@@ -1008,8 +1019,8 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
 
     monkeypatch.setattr(Search, "_absorb_started", counted)
     results = []
-    for defer in (False, True):
-        monkeypatch.setattr(search_mod, "DEFER_ABSORBS", defer)
+    for no_kernels in ("1", ""):
+        monkeypatch.setenv("ARCBATT_NO_KERNELS", no_kernels)
         search = Search(Problem(tasks, dev.xp), states_per_task=400 if absorb_cells is None else 30,
                         absorb_cells=absorb_cells)
         stats = search.run(2)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.hashing import PROJECTIONS, GridHasher
+from pipeline.search.hashing import PROJECTIONS, GridHasher
 
 _M = (1 << 64) - 1
 

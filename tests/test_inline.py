@@ -1,4 +1,4 @@
-"""Tests for pipeline.inline: canonical inlining of straight-line solvers."""
+"""Tests for pipeline.finish.inline: canonical inlining of straight-line solvers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pipeline.inline import MAX_NESTING, InlineError, Inlined, chain_source, inline
+from pipeline.finish.inline import MAX_NESTING, InlineError, Inlined, chain_source, inline
 
 
 def src(*lines: str, param: str = "I") -> str:

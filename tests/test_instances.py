@@ -60,8 +60,8 @@ def test_three_instances_on_one_redis_split_the_work(tmp_path, redis_server):  #
 
 def test_killed_instance_leases_expire_and_its_tasks_are_taken_over(tmp_path):
     from cache import LeaseManager, open_cache
-    from pipeline.fingerprint import code_fingerprint
-    from pipeline.tasks import load_tasks
+    from pipeline.run.fingerprint import code_fingerprint
+    from pipeline.run.tasks import load_tasks
 
     cache_url = f"disk:{tmp_path / 'cache'}"
     args = ["-c", "24", "-D", "2", "-m", "-w", "1", "-C", cache_url, "--chunk", "24", "--lease-ttl", "2"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.tasks import load_tasks
+from pipeline.run.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "kaggle" / "arcbatt.ipynb"

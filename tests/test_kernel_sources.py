@@ -50,14 +50,16 @@ def _compile(source: str, arch: str) -> tuple[int, str]:
 
 
 def _sources():
+    from pipeline.search import kernels as search_kernels
     from solvers import fused, kernels
 
-    return {"solvers.kernels": kernels.source(), "solvers.fused": fused._SOURCE}
+    return {"solvers.kernels": kernels.source(), "solvers.fused": fused._SOURCE,
+            "pipeline.search.kernels": search_kernels.source()}
 
 
 # compute_75: T4 (Kaggle's older GPUs); compute_89: L4 (Kaggle's 4-GPU machines); compute_90: H100/H200.
 @pytest.mark.parametrize("arch", ["compute_75", "compute_89", "compute_90"])
-@pytest.mark.parametrize("module", ["solvers.kernels", "solvers.fused"])
+@pytest.mark.parametrize("module", ["solvers.kernels", "solvers.fused", "pipeline.search.kernels"])
 def test_cuda_sources_compile(module, arch):
     result, log = _compile(_sources()[module], arch)
     assert result == 0, f"{module} does not compile for {arch}:\n{log}"

@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.keyset import KeySet
+from pipeline.search.keyset import KeySet
 
 
 @settings(max_examples=200, deadline=None)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.engine import search_shard
-from pipeline.layers import compose_layers, run_steps
-from pipeline.mechanisms import mechanisms_of
-from pipeline.pieces import PieceBoards, piece_worth
-from pipeline.program import FoundProgram
-from pipeline.tasks import Task, load_tasks
+from pipeline.search.shards import search_shard
+from pipeline.search.layers import compose_layers, run_steps
+from pipeline.search.mechanisms import mechanisms_of
+from pipeline.search.pieces import PieceBoards, piece_worth
+from pipeline.finish.program import FoundProgram
+from pipeline.run.tasks import Task, load_tasks
 from solvers import dsl
 
 ROOT = Path(__file__).resolve().parent.parent

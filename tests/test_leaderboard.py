@@ -3,8 +3,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.leaderboard import Candidate, Leaderboards, offers_that_may_enter
-from pipeline.search import best_of_groups
+from pipeline.search.leaderboard import Candidate, Leaderboards, offers_that_may_enter
+from pipeline.search.boards import best_of_groups
 
 SIZE = 3
 

@@ -1,4 +1,4 @@
-"""Tests of pipeline.outputs: atomic JSON writes and grid conversion."""
+"""Tests of pipeline.run.outputs: atomic JSON writes and grid conversion."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import stat
 import numpy as np
 import pytest
 
-from pipeline import outputs
-from pipeline.outputs import grid_to_list, write_json_atomic
+from pipeline.run import outputs
+from pipeline.run.outputs import grid_to_list, write_json_atomic
 
 
 def test_write_is_readable_compact_and_keeps_key_order(tmp_path):

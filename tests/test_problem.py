@@ -3,8 +3,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pipeline.problem as problem
-from pipeline.problem import Items
+import pipeline.search.problem as problem
+from pipeline.search.problem import Items
 
 
 def _random_items(rng, n: int):

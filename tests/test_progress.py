@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.progress import Progress
-from pipeline.search_progress import ShardBoard
+from pipeline.run.progress import Progress
+from pipeline.search.progress import ShardBoard
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.report_html import grid_text, page_html, score_page, untrusted_grid_text
-from pipeline.tasks import load_solutions, load_tasks
+from pipeline.run.report_html import grid_text, page_html, score_page, untrusted_grid_text
+from pipeline.run.tasks import load_solutions, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = 4

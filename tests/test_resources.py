@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from pipeline import resources  # noqa: E402
-from pipeline.resources import (  # noqa: E402
+from pipeline.run import resources  # noqa: E402
+from pipeline.run.resources import (  # noqa: E402
     default_workers,
     fair_workers,
     running_instances,
@@ -113,7 +113,7 @@ def test_forked_children_of_a_run_do_not_count():
     ("0,1,2,3", None, 4), ("1,3", None, 2), ("0,1,2,3", 2, 2), ("", None, 0), ("-1", None, 0),
     ("0,-1,2", None, 1), ("GPU-5a1b,GPU-77c2", None, 2)])
 def test_gpu_count_hint_follows_cuda_visible_devices(monkeypatch, visible, max_gpus, expected):
-    from pipeline.devices import gpu_count_hint
+    from pipeline.run.devices import gpu_count_hint
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert gpu_count_hint(max_gpus) == expected
@@ -122,7 +122,7 @@ def test_gpu_count_hint_follows_cuda_visible_devices(monkeypatch, visible, max_g
 def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch, tmp_path):
     """Without CUDA_VISIBLE_DEVICES: the driver's GPU folders, else (a container without
     /proc/driver/nvidia) the GPUs' device nodes, not nvidiactl or nvidia-uvm."""
-    from pipeline import devices
+    from pipeline.run import devices
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     driver, dev = tmp_path / "gpus", tmp_path / "dev"
@@ -144,7 +144,7 @@ def test_gpu_count_hint_without_the_variable_counts_the_drivers_gpus(monkeypatch
 def test_only_runs_that_share_this_runs_cache_are_counted(tmp_path):
     """A run on another cache is not one of ours; runs on the same cache (however its path was
     written, relative to their own folder) are, and so are Redis runs on the same server and db."""
-    from pipeline.cache_identity import cache_identity
+    from pipeline.run.cache_identity import cache_identity
 
     ours = tmp_path / "ours"
     ours.mkdir()

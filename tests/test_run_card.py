@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.score import score_submission, validate_submission
-from pipeline.tasks import load_solutions, load_tasks
+from pipeline.run.score import score_submission, validate_submission
+from pipeline.run.tasks import load_solutions, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = 40
@@ -137,7 +137,7 @@ def test_bad_usage_exit_codes(tmp_path):
 
 
 def test_forced_gpu_without_a_usable_gpu_exits_3(tmp_path):
-    from pipeline.devices import DeviceError, probe_gpu
+    from pipeline.run.devices import DeviceError, probe_gpu
 
     try:
         probe_gpu()
@@ -152,7 +152,7 @@ def test_gpu_processes_started_on_a_guess_end_when_no_gpu_is_usable(tmp_path):
     """With two GPUs visible by their driver's count (CUDA_VISIBLE_DEVICES) a run starts a second
     search process before it chooses its device; where CuPy finds no usable GPU the run goes on
     (auto: on the CPU, exit 0) or stops (-g: exit 3) without waiting on that process."""
-    from pipeline.devices import DeviceError, probe_gpu
+    from pipeline.run.devices import DeviceError, probe_gpu
 
     try:
         probe_gpu()

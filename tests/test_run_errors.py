@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.score import validate_submission
-from pipeline.tasks import load_tasks
+from pipeline.run.score import validate_submission
+from pipeline.run.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))

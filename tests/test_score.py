@@ -1,12 +1,12 @@
-"""Tests of pipeline.score: the Kaggle 2025 either-attempt rule and submission format checks."""
+"""Tests of pipeline.run.score: the Kaggle 2025 either-attempt rule and submission format checks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipeline.score import score_submission, validate_submission
-from pipeline.tasks import Task
+from pipeline.run.score import score_submission, validate_submission
+from pipeline.run.tasks import Task
 
 
 def g(rows):

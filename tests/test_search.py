@@ -9,12 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import pipeline.problem as problem_mod
-import pipeline.search as search_mod
-from pipeline.engine import run_search, split_tasks
-from pipeline.problem import Problem
-from pipeline.search import Search, offer_order, within_budget
-from pipeline.tasks import Task, load_tasks
+import pipeline.search.problem as problem_mod
+import pipeline.search.absorb as absorb_mod
+import pipeline.search.blocks as blocks_mod
+import pipeline.search.distinct as distinct_mod
+import pipeline.search.driver as search_mod
+from pipeline.search.shards import run_search, split_tasks
+from pipeline.search.problem import Problem
+from pipeline.search.blocks import within_budget
+from pipeline.search.boards import offer_order
+from pipeline.search.driver import Search
+from pipeline.run.tasks import Task, load_tasks
 from solvers import dsl
 
 
@@ -85,7 +90,7 @@ def test_finds_depth_1_and_2_programs(synthetic):
 def test_warm_up_tasks_are_solved_by_turning_their_grids():
     """The made-up tasks of a GPU process's warm-up search are valid tasks of every size bucket
     that a depth-2 search solves (so its scoring paths run too)."""
-    from pipeline.engine import _search, warm_up_tasks
+    from pipeline.search.shards import _search, warm_up_tasks
 
     tasks = warm_up_tasks()
     sides = {g.shape for t in tasks for g in t.train_inputs + t.test_inputs}
@@ -132,13 +137,6 @@ def real_tasks():
     return tasks
 
 
-def test_padded_buckets_give_identical_results(real_tasks, monkeypatch):
-    monkeypatch.setattr(search_mod, "USE_PADDED", False)
-    plain = _boards(_solve(real_tasks, 1))
-    monkeypatch.setattr(search_mod, "USE_PADDED", True)
-    assert _boards(_solve(real_tasks, 1)) == plain
-
-
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4), st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0, 99.0])),
                 max_size=60), st.booleans())
 def test_offer_order_is_lexsorts(rows, shuffled):
@@ -154,19 +152,13 @@ def test_offer_order_is_lexsorts(rows, shuffled):
     assert offer_order(tasks, trs, rank, gids).tolist() == want.tolist()
 
 
-def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
-    """Leaderboard updates finished later (while the next transform runs) give the boards, test
-    outputs, solved flags and state counts of updates made at once, also on levels that keep
-    states (their next blocks then hold states of tasks solved meanwhile, dropped a level later)."""
-    monkeypatch.setattr(search_mod, "DEFER_BOARDS", False)
-    at_once = _solve(real_tasks, 2)
-    # Tasks solved on level 1, which keeps states: its next blocks differ, its results must not.
-    assert any(c.solved and len(at_once.table.path(c.gid)) == 1 for b in at_once.boards for c in b)
-    monkeypatch.setattr(search_mod, "DEFER_BOARDS", True)
+def test_put_off_board_updates_all_run_by_the_end(real_tasks, monkeypatch):
+    """Leaderboard updates finished later (while the next transform runs) are all run by the
+    search's end, also on levels that keep states (their next blocks then hold states of tasks
+    solved meanwhile, dropped a level later), and give what one absorb per level gives."""
     deferred = _solve(real_tasks, 2)
-    assert _boards(deferred) == _boards(at_once)
-    assert deferred.solved.tolist() == at_once.solved.tolist()
-    assert (deferred.stats.states, deferred.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    # Tasks solved on level 1, which keeps states.
+    assert any(c.solved and len(deferred.table.path(c.gid)) == 1 for b in deferred.boards for c in b)
     assert deferred._deferred is None
     # Level 1 scored in one absorb: its update is still put off when level 2 starts, and the solved
     # flags it will set are set then (they decide which states level 2 drops).
@@ -181,8 +173,8 @@ def test_deferred_board_updates_give_identical_results(real_tasks, monkeypatch):
     monkeypatch.setattr(Search, "_mark_deferred_solved", mark)
     one = Search(Problem(real_tasks, np), absorb_cells=10**12)
     one.run(2)
-    assert _boards(one) == _boards(at_once) and one.solved.tolist() == at_once.solved.tolist()
-    assert (one.stats.states, one.stats.candidates) == (at_once.stats.states, at_once.stats.candidates)
+    assert _boards(one) == _boards(deferred) and one.solved.tolist() == deferred.solved.tolist()
+    assert (one.stats.states, one.stats.candidates) == (deferred.stats.states, deferred.stats.candidates)
     assert flagged[1] > 0  # level 2's start (level 1's has nothing put off)
 
 
@@ -244,19 +236,18 @@ def test_distinct_grids_give_identical_results(real_tasks, monkeypatch, tight):
     """Applying each transform to a block's distinct grids and mapping the outputs back gives what
     applying it to every grid gives; also where the distinct grids are split (out of memory)."""
     tasks = real_tasks[:8]
-    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", False)
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 1 << 62)  # no block is large enough
     plain = _solve(tasks, 2)
-    monkeypatch.setattr(search_mod, "DISTINCT_GRIDS", True)
-    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
-    monkeypatch.setattr(search_mod, "DISTINCT_MIN_REPEATS", 0.0)
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    monkeypatch.setattr(distinct_mod, "DISTINCT_MIN_REPEATS", 0.0)
     mapped = {"outputs": 0}
-    real_mapped = search_mod._DistinctGrids._mapped
+    real_mapped = distinct_mod._DistinctGrids._mapped
 
     def counting_mapped(self, parts):
         mapped["outputs"] += 1
         return real_mapped(self, parts)
 
-    monkeypatch.setattr(search_mod._DistinctGrids, "_mapped", counting_mapped)
+    monkeypatch.setattr(distinct_mod._DistinctGrids, "_mapped", counting_mapped)
     if tight:
         real_apply = Search._apply
 
@@ -279,14 +270,14 @@ def test_no_room_for_distinct_grids_applies_transforms_to_every_grid(real_tasks,
     transformed, with the same results."""
     tasks = real_tasks[:6]
     expected = _boards(_solve(tasks, 2))
-    monkeypatch.setitem(search_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
+    monkeypatch.setitem(distinct_mod.DISTINCT_MIN_ITEMS, "cpu", 0)
     calls = {"failed": 0}
 
     def no_room(xp, keys):
         calls["failed"] += 1
         raise MemoryError("simulated out of device memory")
 
-    monkeypatch.setattr(search_mod, "first_positions", no_room)
+    monkeypatch.setattr(distinct_mod, "first_positions", no_room)
     search = _solve(tasks, 2)
     assert calls["failed"] > 0 and search.stats.oom_splits == calls["failed"]
     assert search.stats.grid_transforms_computed == search.stats.grid_transforms
@@ -321,16 +312,16 @@ def test_absorbing_transforms_together_gives_identical_results(real_tasks, absor
 
 
 def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real_tasks):
-    """Candidates' test outputs queued on the device and copied later (pipeline/test_grids.py)
+    """Candidates' test outputs queued on the device and copied later (pipeline/search/candidate_outputs.py)
     are the same whether they cross after every queued batch or once at the end, and every
     candidate on a board has one per test input of its task."""
     made = []
 
     def run(flush_cells):
         search = Search(Problem(real_tasks, np), states_per_task=60)
-        search.test_grids.flush_cells = flush_cells
-        queue = search.test_grids.queue
-        search.test_grids.queue = lambda block, out, idx, cands, luts: (made.extend(cands),
+        search.candidate_outputs.flush_cells = flush_cells
+        queue = search.candidate_outputs.queue
+        search.candidate_outputs.queue = lambda block, out, idx, cands, luts: (made.extend(cands),
                                                                          queue(block, out, idx, cands, luts))
         search.run(2)
         return search
@@ -364,7 +355,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
     the outputs are then scored in halves, with the same results."""
     tasks = real_tasks[:6]
     expected = _outcome(_solve(tasks, 2))
-    real_merge = search_mod._merge_outputs
+    real_merge = absorb_mod._merge_outputs
     calls = {"failed": 0}
 
     def tight_merge(xp, outputs):
@@ -373,7 +364,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
             raise MemoryError("simulated out of device memory")
         return real_merge(xp, outputs)
 
-    monkeypatch.setattr(search_mod, "_merge_outputs", tight_merge)
+    monkeypatch.setattr(absorb_mod, "_merge_outputs", tight_merge)
     search = Search(Problem(tasks, np), absorb_cells=10**9)
     search.run(2)
     assert calls["failed"] > 0 and search.stats.oom_splits > 0
@@ -383,7 +374,7 @@ def test_out_of_memory_while_scoring_together_splits_the_outputs(real_tasks, mon
 def test_kept_shard_workers_serve_several_searches(real_tasks):
     """Started (and warmed up) shard processes serve one search after another, with the results
     of a single process; given to run_search for their slots, they are used."""
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     tasks = real_tasks[:6]
     single = run_search(tasks, 1, shards=1)
@@ -401,19 +392,19 @@ def test_first_shard_searches_in_this_process_and_the_others_in_workers(real_tas
     other slots in their worker processes; results are those of a single search."""
     import os
 
-    import pipeline.engine
-    from pipeline.engine import ShardWorkers
+    import pipeline.search.shards
+    from pipeline.search.shards import ShardWorkers
 
     tasks = real_tasks[:6]
     single = run_search(tasks, 1, shards=1)
     seen = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, group, *args, **kw):
         seen.append((os.getpid(), [t.id for t in group]))
         return real(xp, group, *args, **kw)
 
-    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    monkeypatch.setattr(pipeline.search.shards, "_search", recording)
     groups = split_tasks(tasks, 2)
     with ShardWorkers([None, None]) as workers:
         assert workers.ready() >= 0.0
@@ -424,7 +415,7 @@ def test_first_shard_searches_in_this_process_and_the_others_in_workers(real_tas
 
 def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
     """A shard process whose device cannot be used (GPU 97: none here) reports that from ready()."""
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     workers = ShardWorkers([None, 97])
     with pytest.raises(Exception):
@@ -435,7 +426,7 @@ def test_a_worker_that_cannot_warm_up_fails_the_run_when_it_is_needed():
 def test_processes_started_early_serve_the_shards_and_spares_end(real_tasks):
     """Search processes started before the device is known (start_processes) become the shard
     workers; those beyond the slots' needs are ended."""
-    from pipeline.engine import ShardWorkers, start_processes
+    from pipeline.search.shards import ShardWorkers, start_processes
 
     tasks = real_tasks[:6]
     started = start_processes(2, gpu=True)  # imports CuPy where it can; here it need not exist
@@ -468,7 +459,7 @@ def test_out_of_memory_while_scoring_new_states_scores_them_in_halves(real_tasks
 
 
 def test_block_size_follows_free_memory_a_pool_limit_and_sharing():
-    from pipeline.engine import BYTES_PER_CELL, block_cells_for_memory
+    from pipeline.search.shards import BYTES_PER_CELL, block_cells_for_memory
 
     GB = 2**30
     h100 = block_cells_for_memory(79 * GB, 80 * GB, 0)
@@ -488,20 +479,20 @@ def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
     products on one BLAS thread: the search already runs a process per core."""
     from threadpoolctl import threadpool_info
 
-    import pipeline.engine
+    import pipeline.search.shards
 
     seen = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, *args, **kw):
         seen.append([pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"])
         return real(xp, *args, **kw)
 
-    monkeypatch.setattr(pipeline.engine, "_search", recording)
+    monkeypatch.setattr(pipeline.search.shards, "_search", recording)
     run_search(real_tasks[:2], 1)
     assert seen and all(threads == [1] * len(threads) for threads in seen) and seen[0]
     # Shard processes: the limit holds in a fresh interpreter too.
-    from pipeline.engine import ShardWorkers
+    from pipeline.search.shards import ShardWorkers
 
     with ShardWorkers([None, None]) as workers:  # the second slot is a process of its own
         threads = workers.pools[0].schedule(_blas_threads_in_search).result(timeout=120)
@@ -511,20 +502,20 @@ def test_cpu_search_processes_use_one_blas_thread(real_tasks, monkeypatch):
 def _blas_threads_in_search():
     from threadpoolctl import threadpool_info
 
-    import pipeline.engine
+    import pipeline.search.shards
 
     found = []
-    real = pipeline.engine._search
+    real = pipeline.search.shards._search
 
     def recording(xp, *args, **kw):
         found.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
         return real(xp, *args, **kw)
 
-    pipeline.engine._search = recording
-    from pipeline.tasks import load_tasks
+    pipeline.search.shards._search = recording
+    from pipeline.run.tasks import load_tasks
 
     tasks, _ = load_tasks("arc1-train", 2)
-    pipeline.engine.search_shard(tasks, 1, 0, None, 100)
+    pipeline.search.shards.search_shard(tasks, 1, 0, None, 100)
     return found
 
 
@@ -547,7 +538,7 @@ def test_out_of_memory_while_regrouping_builds_each_block_alone(real_tasks, monk
         calls["failed"] += 1
         raise MemoryError("simulated out of device memory")
 
-    monkeypatch.setattr(search_mod._BlockBuilder, "_merge_and_cut", no_room)
+    monkeypatch.setattr(blocks_mod._BlockBuilder, "_merge_and_cut", no_room)
     search = run()
     assert calls["failed"] > 0 and search.stats.oom_splits >= calls["failed"]
     assert _outcome(search) == expected
@@ -557,7 +548,7 @@ def test_out_of_memory_while_taking_kept_grids_takes_them_in_halves(real_tasks, 
     """Copying the grids of the states kept for the next level may run out of device memory
     after the boards were updated: the states are then taken in halves (blocks in order, merged
     back by the regrouping), with the same results."""
-    from pipeline.problem import Items
+    from pipeline.search.problem import Items
 
     tasks = real_tasks[:8]
 
@@ -650,12 +641,12 @@ def test_pending_queue_absorbs_early_only_where_that_saves_copying_its_cells():
     outputs with memory of their own (the CPU's) join as before; the buffer outlives an absorb."""
     from types import SimpleNamespace
 
-    from pipeline.problem import join_cells
+    from pipeline.search.problem import join_cells
 
     def output(cells):
         return SimpleNamespace(items=SimpleNamespace(cells=cells), block=SimpleNamespace(num_states=1))
 
-    pending = search_mod._Pending(np, budget_cells=1000, max_samples=1)
+    pending = absorb_mod._Pending(np, budget_cells=1000, max_samples=1)
     a, b = output(pending.cells(300)), output(pending.cells(300))
     assert pending.joins(a) and not pending.add(a)
     assert pending.joins(b) and not pending.add(b)
@@ -679,7 +670,7 @@ def test_search_keeps_older_objects_out_of_full_collections_only_while_it_runs(m
     duration and unfreezes them after, also when the search raises."""
     import gc
 
-    from pipeline import engine
+    from pipeline.search import shards as engine
 
     seen = []
     real = engine._search_unfrozen

@@ -16,9 +16,9 @@ import redis as redis_py
 
 from cache import codec
 from conftest_cache import redis_server  # noqa: F401  (fixture)
-from pipeline.inline import solver_id
-from pipeline.score import validate_submission
-from pipeline.tasks import load_tasks
+from pipeline.finish.inline import solver_id
+from pipeline.run.score import validate_submission
+from pipeline.run.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = 4

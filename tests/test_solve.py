@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from cache import open_cache
-from pipeline.program import FoundProgram
-from pipeline.runner import StageTimer
-from pipeline.select import choose_attempts
-from pipeline.solve import SolverPipeline
-from pipeline.store import SolverStore
-from pipeline.tasks import Task
-from pipeline.validate import ValidationPool
+from pipeline.finish.program import FoundProgram
+from pipeline.run.runner import StageTimer
+from pipeline.finish.select import choose_attempts
+from pipeline.finish.finisher import SolverPipeline
+from pipeline.finish.store import SolverStore
+from pipeline.run.tasks import Task
+from pipeline.finish.validate import ValidationPool
 from solvers import dsl
 
 

@@ -3,8 +3,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from pipeline.problem import Block
-from pipeline.state_table import MergedStates, StateTable
+from pipeline.search.problem import Block
+from pipeline.search.state_table import MergedStates, StateTable
 
 
 def block(tasks, gids):

@@ -1,4 +1,4 @@
-"""Tests of pipeline.tasks: bundled datasets, Kaggle folder and single-file forms, validation messages."""
+"""Tests of pipeline.run.tasks: bundled datasets, Kaggle folder and single-file forms, validation messages."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.tasks import DatasetError, Task, load_solutions, load_tasks, parse_grid
+from pipeline.run.tasks import DatasetError, Task, load_solutions, load_tasks, parse_grid
 
 BUNDLED = {  # name: (tasks, test inputs)
     "arc1-train": (400, 416),

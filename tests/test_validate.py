@@ -19,8 +19,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import pipeline.validate as validate_mod  # noqa: E402
-from pipeline.validate import (  # noqa: E402
+import pipeline.finish.validate as validate_mod  # noqa: E402
+from pipeline.finish.validate import (  # noqa: E402
     STATUSES,
     ValidationJob,
     ValidationPool,
@@ -393,7 +393,7 @@ def test_a_64_core_host_validates_what_a_2_core_host_does(monkeypatch):
         expected = [(r.status, r.test_outputs) for r in small.validate_many([job(s) for s in sources])]
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "64")
-    from pipeline.resources import MAX_DEFAULT_WORKERS
+    from pipeline.run.resources import MAX_DEFAULT_WORKERS
 
     with ValidationPool(MAX_DEFAULT_WORKERS, timeout=TIMEOUT, dsl=HOSTILE_DSL) as large:
         got = [(r.status, r.test_outputs) for r in large.validate_many([job(s) for s in sources])]

@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from solvers.xp import cummax, cummax_doubling, packed_copy, repeat_index, stable_argsort
+from pipeline.search.device import packed_copy
+from solvers.xp import cummax, cummax_doubling, repeat_index, stable_argsort
 
 
 @settings(max_examples=150, deadline=None)
@@ -40,7 +41,7 @@ def test_packed_copy_gives_back_each_array(arrays):
 
 
 def test_a_host_copy_of_a_numpy_array_is_the_array():
-    from solvers.xp import HostCopy
+    from pipeline.search.device import HostCopy
     a = np.arange(5)
     copy = HostCopy(a)
     assert copy.get() is a and len(copy) == 5 and np.asarray(copy, dtype=np.int32).dtype == np.int32
@@ -49,7 +50,7 @@ def test_a_host_copy_of_a_numpy_array_is_the_array():
 def test_pinned_stage_gives_the_smallest_free_buffer_that_fits():
     """A copy takes the smallest staged buffer that holds it, so a small copy leaves the large
     buffers to the large copies (which would otherwise lock new pages)."""
-    from solvers.xp import _PinnedStage
+    from pipeline.search.device import _PinnedStage
 
     stage = _PinnedStage()
     bufs = [np.empty(n, dtype=np.uint8) for n in (4096, 1024, 2048)]

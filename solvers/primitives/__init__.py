@@ -3,3 +3,9 @@ from solvers.primitives import geometry, colour, objects, scaling, lines, region
 # Added later: appended so that the transform indices above stay stable.
 from solvers.primitives import recolour, draw, cells, repair, arrange  # noqa: F401
 from solvers.primitives import layers, roles  # noqa: F401
+from solvers.registry import PRIMITIVES, Transform
+
+
+def transforms() -> list[Transform]:
+    """All transforms the search enumerates, in a fixed order (registration order, then args)."""
+    return [Transform(p, args) for p in PRIMITIVES.values() for args in p.arg_values]

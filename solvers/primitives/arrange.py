@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import MAX_SIDE, Padded, colour_counts, shared_colour_counts
+from solvers.batch import MAX_SIDE, colour_counts, shared_colour_counts
+from solvers.padded import Padded
 from solvers.ragged import coords, map_coords, per_grid
 from solvers.registry import primitive
 

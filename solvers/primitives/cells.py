@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import Padded
+from solvers.padded import Padded
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import Padded, colour_counts, shared_colour_counts
+from solvers.batch import colour_counts, shared_colour_counts
+from solvers.padded import Padded
 from solvers.registry import primitive
 
 COLOURS = tuple((c,) for c in range(1, 10))

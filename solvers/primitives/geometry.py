@@ -7,59 +7,50 @@ from __future__ import annotations
 
 from solvers import fused, kernels
 from solvers.batch import colour_counts, crop_to_mask, shared_colour_counts
-from solvers.ragged import coords, per_grid, real_mask, remap
+from solvers.ragged import apply_coord_map, per_grid, real_mask
 from solvers.registry import primitive
-
-
-def _rigid(xp, g, h, w, swap: bool, src):
-    """Apply the map ``src(R, C, h, w) -> (row, col)``; ``swap``: the output is w x h."""
-    n, H, W = g.shape
-    rows, cols = (W, H) if swap else (H, W)
-    R, C = coords(xp, rows, cols)
-    sr, sc = src(R, C, per_grid(h), per_grid(w))
-    return remap(xp, g, w if swap else h, h if swap else w, rows, cols, sr, sc)
 
 
 @primitive(layout="padded", coord_map="rot90")
 def rot90(xp, g, h, w):
     """Rotate a quarter turn counter-clockwise."""
-    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, w - 1 - R))
+    return apply_coord_map(xp, g, h, w, "rot90")
 
 
 @primitive(layout="padded", coord_map="rot180")
 def rot180(xp, g, h, w):
     """Rotate a half turn."""
-    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, w - 1 - C))
+    return apply_coord_map(xp, g, h, w, "rot180")
 
 
 @primitive(layout="padded", coord_map="rot270")
 def rot270(xp, g, h, w):
     """Rotate a quarter turn clockwise."""
-    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, R))
+    return apply_coord_map(xp, g, h, w, "rot270")
 
 
 @primitive(layout="padded", coord_map="flip_lr")
 def flip_lr(xp, g, h, w):
     """Mirror left-right."""
-    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (R, w - 1 - C))
+    return apply_coord_map(xp, g, h, w, "flip_lr")
 
 
 @primitive(layout="padded", coord_map="flip_ud")
 def flip_ud(xp, g, h, w):
     """Mirror top-bottom."""
-    return _rigid(xp, g, h, w, False, lambda R, C, h, w: (h - 1 - R, C))
+    return apply_coord_map(xp, g, h, w, "flip_ud")
 
 
 @primitive(layout="padded", coord_map="transpose")
 def transpose(xp, g, h, w):
     """Mirror along the main diagonal."""
-    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (C, R))
+    return apply_coord_map(xp, g, h, w, "transpose")
 
 
 @primitive(layout="padded", coord_map="antitranspose")
 def antitranspose(xp, g, h, w):
     """Mirror along the anti-diagonal."""
-    return _rigid(xp, g, h, w, True, lambda R, C, h, w: (h - 1 - C, w - 1 - R))
+    return apply_coord_map(xp, g, h, w, "antitranspose")
 
 
 @primitive(pad="crop")

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from solvers import fused, kernels
-from solvers.batch import Padded, crop_to_mask
+from solvers.batch import crop_to_mask
+from solvers.padded import Padded
 from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.registry import primitive
 

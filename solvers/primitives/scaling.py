@@ -2,23 +2,20 @@
 from __future__ import annotations
 
 from solvers.batch import MAX_SIDE
-from solvers.ragged import map_coords, per_grid
+from solvers.ragged import apply_coord_map, map_coords, per_grid
 from solvers.registry import primitive
 
 
 @primitive(((2,), (3,), (4,)), layout="padded", coord_map="upscale", max_sides=lambda k: (MAX_SIDE // k, MAX_SIDE // k))
 def upscale(xp, g, h, w, k):
     """Scale up by ``k``: every cell becomes a k x k block."""
-    n, H, W = g.shape
-    return map_coords(xp, g, h * k, w * k, H * k, W * k, lambda R, C: (R // k, C // k))
+    return apply_coord_map(xp, g, h, w, "upscale", k)
 
 
 @primitive(((2,), (3,)), layout="padded", coord_map="downscale")
 def downscale(xp, g, h, w, k):
     """Scale down by ``k``: keep the top-left cell of every k x k block (sides must divide)."""
-    n, H, W = g.shape
-    return map_coords(xp, g, h // k, w // k, H // k, W // k, lambda R, C: (R * k, C * k),
-                valid=(h % k == 0) & (w % k == 0))
+    return apply_coord_map(xp, g, h, w, "downscale", k)
 
 
 @primitive(layout="padded", max_sides=lambda: (5, 5))  # 6 x 6 would grow to 36 x 36
@@ -36,35 +33,22 @@ def fractal(xp, g, h, w):
            max_sides=lambda ry, rx: (MAX_SIDE // ry, MAX_SIDE // rx))
 def tile(xp, g, h, w, ry, rx):
     """Repeat the grid ``ry`` times down and ``rx`` times across."""
-    n, H, W = g.shape
-    hh, ww = per_grid(h), per_grid(w)
-    return map_coords(xp, g, h * ry, w * rx, H * ry, W * rx, lambda R, C: (R % hh, C % ww))
-
-
-def _mirror_index(i, side):
-    """Index into a grid of ``side`` cells from a position in the grid followed by its mirror."""
-    return i - (i >= side) * (2 * (i - side) + 1)
+    return apply_coord_map(xp, g, h, w, "tile", ry, rx)
 
 
 @primitive(layout="padded", coord_map="mirror_lr", max_sides=lambda: (MAX_SIDE, MAX_SIDE // 2))
 def mirror_lr(xp, g, h, w):
     """The grid followed by its left-right mirror image."""
-    n, H, W = g.shape
-    ww = per_grid(w)
-    return map_coords(xp, g, h, 2 * w, H, 2 * W, lambda R, C: (R, _mirror_index(C, ww)))
+    return apply_coord_map(xp, g, h, w, "mirror_lr")
 
 
 @primitive(layout="padded", coord_map="mirror_ud", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE))
 def mirror_ud(xp, g, h, w):
     """The grid above its top-bottom mirror image."""
-    n, H, W = g.shape
-    hh = per_grid(h)
-    return map_coords(xp, g, 2 * h, w, 2 * H, W, lambda R, C: (_mirror_index(R, hh), C))
+    return apply_coord_map(xp, g, h, w, "mirror_ud")
 
 
 @primitive(layout="padded", coord_map="mirror_4", max_sides=lambda: (MAX_SIDE // 2, MAX_SIDE // 2))
 def mirror_4(xp, g, h, w):
     """Four mirrored copies: the grid, its mirror across, below them their upside-down images."""
-    n, H, W = g.shape
-    hh, ww = per_grid(h), per_grid(w)
-    return map_coords(xp, g, 2 * h, 2 * w, 2 * H, 2 * W, lambda R, C: (_mirror_index(R, hh), _mirror_index(C, ww)))
+    return apply_coord_map(xp, g, h, w, "mirror_4")

@@ -1,0 +1,1 @@
+"""Found programs: inline, validate, store, select attempts."""

@@ -1,0 +1,1 @@
+"""Running a job: command line, options, devices, resources, progress, outputs, scoring."""

@@ -1,0 +1,1 @@
+"""The batched program search: problem, hashing, dedup, leaderboards, the level driver, shards."""

@@ -1,0 +1,185 @@
+"""Layered composition: a task's output built from several search states stacked per cell.
+
+Each layer is a state whose grids have the output's size and are right on the cells they paint;
+the layers are chosen greedily from the top down, for all tasks at once: the layer painted on top
+is the piece that paints the most still-open cells of every train output right and none wrong;
+its non-zero cells are then closed, and the next layer goes under it. It ends when one candidate
+(the input, a piece, or a program of the task's leaderboard) is right on every open cell: that
+candidate is the bottom layer, painted as a whole. With at most ``max_layers`` layers above it, the
+stack reproduces every train output; the same stack applied to the test inputs gives the answer.
+
+The pieces' grids are worked out by running their programs through the DSL's single-grid face
+(a few dozen short programs per task); the greedy cover is a handful of array operations over
+(tasks, pieces, cells) per layer, the same code on NumPy and CuPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.finish.program import FoundProgram
+from solvers import dsl
+
+MAX_LAYERS = 8
+# Rank of a layered program of no calls (each call costs 1): below every plain solved program.
+LAYERED_RANK = 90.0
+
+
+def run_steps(steps, grid):
+    """The grid that the chain ``steps`` makes from ``grid`` (None where a step has no result)."""
+    out = grid
+    for name, args in steps:
+        try:
+            out = getattr(dsl, name)(out, *args)
+        except ValueError:
+            return None
+    return np.asarray(out, dtype=np.uint8)
+
+
+class _Chains:
+    """Candidate chains of one task with their grids on its train inputs (``grids``) and, asked
+    for only for the chains a stack uses, on its test inputs (:meth:`test_grids`)."""
+
+    def __init__(self, task):
+        self.shapes = [o.shape for o in task.train_outputs]
+        self.steps: list = []
+        self.grids: list = []
+        # chain -> its grids (None: no result), prefixes shared; train and test apart
+        self._made: dict = {(): list(task.train_inputs)}
+        self._made_test: dict = {(): list(task.test_inputs)}
+
+    def add(self, steps) -> None:
+        """Add the chain ``steps`` if its train grids have the train outputs' sizes."""
+        if steps in self.steps:
+            return
+        grids = self._grids(steps)
+        if grids is None or any(g.shape != s for g, s in zip(grids, self.shapes)):
+            return
+        self.steps.append(steps)
+        self.grids.append(grids)
+
+    def test_grids(self, index: int):
+        """The grids of chain ``index`` on the test inputs (None where a step has no result)."""
+        return self._grids(self.steps[index], self._made_test)
+
+    def _grids(self, steps, made=None):
+        """The grids of the chain ``steps`` on the samples of ``made`` (default: the train
+        inputs), from those of its longest prefix made already."""
+        made = self._made if made is None else made
+        if steps not in made:
+            before = self._grids(steps[:-1], made)
+            grids = None if before is None else [run_steps(steps[-1:], g) for g in before]
+            made[steps] = None if grids is None or any(g is None for g in grids) else grids
+        return made[steps]
+
+
+def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX_LAYERS) -> dict:
+    """Layered programs that reproduce every train output: ``{task index: FoundProgram}``.
+
+    ``pieces[i]`` and ``bottoms[i]`` are lists of chains (tuples of ``(name, args)`` steps) for
+    ``tasks[i]``: pieces may be layers, bottoms (and pieces, and the input) the bottom layer.
+    """
+    chains = []
+    for task, task_pieces, task_bottoms in zip(tasks, pieces, bottoms):
+        c = _Chains(task)
+        for steps in task_pieces:
+            c.add(tuple(steps))
+        n_pieces = len(c.steps)
+        for steps in [()] + list(task_bottoms):
+            c.add(tuple(steps))
+        chains.append((c, n_pieces))
+    todo = [i for i, (c, n) in enumerate(chains) if n and len(c.steps) > 1]
+    if not todo:
+        return {}
+    picked = _greedy_cover(xp, [chains[i] for i in todo], [tasks[i] for i in todo], max_layers)
+    found = {}
+    for i, (bottom, layers) in zip(todo, picked):
+        if bottom is None or not layers:
+            continue
+        c, _ = chains[i]
+        program = _program(tasks[i], c, bottom, layers)
+        if program is not None:
+            found[i] = program
+    return found
+
+
+def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
+    """Per task ``(bottom chain index or None, [layer chain indices, top first])``."""
+    T = len(tasks)
+    P = max(len(c.steps) for c, _ in chains)
+    C = max(sum(o.size for o in task.train_outputs) for task in tasks)
+    target = np.zeros((T, C), dtype=np.uint8)
+    cell = np.zeros((T, C), dtype=bool)
+    grids = np.zeros((T, P, C), dtype=np.uint8)
+    is_piece = np.zeros((T, P), dtype=bool)
+    exists = np.zeros((T, P), dtype=bool)
+    for t, ((c, n_pieces), task) in enumerate(zip(chains, tasks)):
+        flat = np.concatenate([o.ravel() for o in task.train_outputs])
+        target[t, :flat.size] = flat
+        cell[t, :flat.size] = True
+        for p, g in enumerate(c.grids):
+            grids[t, p, :flat.size] = np.concatenate([x.ravel() for x in g])
+        is_piece[t, :n_pieces] = True
+        exists[t, :len(c.steps)] = True
+    target, cell, grids = xp.asarray(target), xp.asarray(cell), xp.asarray(grids)
+    is_piece, exists = xp.asarray(is_piece), xp.asarray(exists)
+    right = grids == target[:, None, :]
+    paints = grids != 0
+    open_ = cell.copy()
+    done = xp.zeros(T, dtype=bool)
+    used = xp.zeros((T, P), dtype=bool)
+    last = xp.full(T, -1, dtype=xp.int64)
+    bottom = xp.full(T, -1, dtype=xp.int64)
+    chosen = xp.full((T, max_layers), -1, dtype=xp.int64)
+    for depth in range(max_layers + 1):
+        if depth > 0:
+            # The last layer as the bottom, painted whole: the open cells are the output's zeros.
+            zero_fill = ~done & (last >= 0) & (~open_ | (target == 0)).all(axis=1)
+            bottom = xp.where(zero_fill, last, bottom)
+            done |= zero_fill
+            # Another candidate (not a layer already) right on every open cell, painted whole.
+            whole = (right | ~open_[:, None, :]).all(axis=2) & exists & ~used
+            ends = ~done & whole.any(axis=1)
+            bottom = xp.where(ends, whole.argmax(axis=1), bottom)
+            done |= ends
+        if depth == max_layers or bool(done.all()):
+            break
+        fresh = paints & open_[:, None, :]
+        wrong = (fresh & ~right).any(axis=2)
+        gain = xp.where(wrong | ~is_piece | used, -1, (fresh & right).sum(axis=2))
+        best = gain.argmax(axis=1)
+        ok = ~done & (xp.take_along_axis(gain, best[:, None], axis=1)[:, 0] > 0)
+        chosen[:, depth] = xp.where(ok, best, -1)
+        last = xp.where(ok, best, last)
+        used[xp.arange(T)[ok], best[ok]] = True
+        close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & ok[:, None]
+        open_ &= ~close
+    bottom_h = np.asarray(bottom.get() if hasattr(bottom, "get") else bottom)
+    chosen_h = np.asarray(chosen.get() if hasattr(chosen, "get") else chosen)
+    out = []
+    for t in range(T):
+        b = int(bottom_h[t])
+        layers = [int(p) for p in chosen_h[t] if p >= 0 and p != b]
+        out.append((b if b >= 0 else None, layers))
+    return out
+
+
+def _program(task, chains: _Chains, bottom: int, layers: list) -> FoundProgram | None:
+    """The found program of a stack (``layers`` top first over ``bottom``), or None where its
+    test grids do not stack (sizes differ)."""
+    n_train = len(task.train_outputs)
+    order = layers[::-1]  # painted bottom up
+    made = {p: chains.test_grids(p) for p in [bottom] + order}
+    if any(grids is None for grids in made.values()):
+        return None
+    tests = []
+    for j in range(len(task.test_inputs)):
+        grid = made[bottom][j]
+        for p in order:
+            top = made[p][j]
+            if top.shape != grid.shape:
+                return None
+            grid = np.where(top != 0, top, grid)
+        tests.append(grid.astype(np.uint8))
+    steps, stacked = chains.steps[bottom], tuple(chains.steps[p] for p in order)
+    size = len(steps) + sum(len(s) for s in stacked) + 1
+    return FoundProgram(steps, LAYERED_RANK - size, True, n_train, 1.0, tuple(tests), stacked)
