@@ -114,7 +114,7 @@ def test_planted_code_and_malformed_records_change_nothing(tmp_path, redis_serve
     res = run(tmp_path / "second", redis_server.url, tmp_path / "local2", "-b", cwd=tmp_path)
     assert submission(tmp_path / "second") == expected
     assert not (tmp_path / MARK).exists() and not (ROOT / MARK).exists()
-    exported = (tmp_path / "second" / "solvers.py").read_text()
+    exported = (tmp_path / "second" / "best_solvers.py").read_text()
     assert MARK not in exported and "system" not in exported
     warned = [line for line in res.stderr.splitlines() if "malformed 'task' record" in line]
     assert len(warned) >= 1 and all(line.startswith("warning: ") for line in warned)
