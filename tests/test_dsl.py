@@ -336,8 +336,9 @@ CASES = [
 
 
 from test_dsl_more import MORE_CASES  # noqa: E402  (hand-made cases of the later primitive modules)
+from test_dsl_moves import MOVES_CASES  # noqa: E402
 
-CASES += MORE_CASES
+CASES += MORE_CASES + MOVES_CASES
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
@@ -397,7 +398,7 @@ def test_multicolour_objects_tie_is_reading_order(conn):
 # --------------------------------------------------------------------------------------------------
 
 # Primitives whose only argument is a colour: two colours are enough, not all nine.
-COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed"}
+COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed", "flood"}
 
 
 def test_every_primitive_has_a_case():
