@@ -59,9 +59,12 @@ def diagonal_rays(xp, g, direction):
 def _background_regions(xp, g, h, w):
     """Labels (n, H, W) of the 4-connected background regions of each grid's own cells (0: not
     background) and their number, made once per stack and sides."""
-    key = ("background regions", data_address(h), data_address(w), h.shape)
+    if xp is np:  # the exact-shape path makes new sides for every call: key them by value
+        sides = (h.tobytes(), w.tobytes())
+    else:  # the bucket path reuses one pair per bucket; reading values would wait for the device
+        sides = (data_address(h), data_address(w), h.shape)
     # The sides are kept with the labels, so that their addresses are not reused while cached.
-    return per_stack(g, key, lambda: (h, w) + _label_background(xp, g, h, w))[2:]
+    return per_stack(g, ("background regions",) + sides, lambda: (h, w) + _label_background(xp, g, h, w))[2:]
 
 
 def _label_background(xp, g, h, w):
