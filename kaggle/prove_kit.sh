@@ -7,7 +7,8 @@
 # usage: bash kaggle/prove_kit.sh KIT WORK [--tasks N] [--system-site] [-- RUN FLAGS...]
 #   KIT            the kit folder (kaggle/build_kit.sh); it is made read-only
 #   WORK           a new folder for the environment, the input and working folders
-#   --tasks N      challenges in the input folder: the first N of arc1-eval (default 8)
+#   --tasks N      challenges in the input folder: the first N of arc2-train (default 8;
+#                  the evaluation splits stay held out)
 #   --system-site  let the environment see this Python's packages (a host with NumPy and CuPy),
 #                  also where this Python is itself a virtual environment
 #   RUN FLAGS      passed to python -m pipeline run (default: -m -B 60s)
@@ -55,7 +56,7 @@ sleep 1  # file times have a second's resolution on some file systems
 "$py" - "$tasks" "$work/input/arc-prize-2025/arc-agi_test_challenges.json" <<'EOF'
 import json, sys
 from pipeline.run.tasks import load_tasks
-tasks, _ = load_tasks("arc1-eval", int(sys.argv[1]))
+tasks, _ = load_tasks("arc2-train", int(sys.argv[1]))
 challenges = {t.id: {"train": [{"input": i.tolist(), "output": o.tolist()} for i, o in zip(t.train_inputs, t.train_outputs)],
                      "test": [{"input": g.tolist()} for g in t.test_inputs]} for t in tasks}
 json.dump(challenges, open(sys.argv[2], "w"))

@@ -38,7 +38,7 @@ def test_notebook_runs_a_kaggle_shaped_folder_into_a_valid_submission(tmp_path):
     out = tmp_path / "working"
     data.mkdir(parents=True)
     out.mkdir()
-    tasks, _ = load_tasks("arc1-eval", 3)
+    tasks, _ = load_tasks("arc2-train", 3)
     challenges = {t.id: {"train": [{"input": i.tolist(), "output": o.tolist()}
                                    for i, o in zip(t.train_inputs, t.train_outputs)],
                          "test": [{"input": g.tolist()} for g in t.test_inputs]} for t in tasks}
