@@ -78,6 +78,12 @@ def _clock(seconds: float) -> str:
     return f"{s // 60}m{s % 60:02d}s" if s < 3600 else f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+def _short(exc: BaseException, limit: int = 160) -> str:
+    """An exception as one short line."""
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _fallback_attempts(task) -> list:
     return choose_attempts([], [g.astype(int).tolist() for g in task.test_inputs])
 
@@ -194,7 +200,7 @@ class Run:
         """Iteration 1 searches at depth D. With a budget (and not -o), further iterations search
         the tasks still unsolved while time remains: one level deeper each, up to depth 4, then
         with twice the states per task and level each, up to MAX_STATES_PER_TASK. Records why it
-        stopped (``stop_reason``)."""
+        stopped (``stop_reason``); a deeper iteration that runs out of memory ends the iterations."""
         depth = self.options.depth
         todo = list(self.tasks)
         while True:
@@ -203,7 +209,17 @@ class Run:
                 print(f"budget: {_clock(self._time_left())} left: iteration {self.iterations} searches depth "
                       f"{depth} ({self.states_per_task} states per task and level) on the {len(todo)} unsolved "
                       "tasks", file=sys.stderr, flush=True)
-            self._process(todo, depth)
+            try:
+                self._process(todo, depth)
+            except MemoryError as exc:  # also CuPy's OutOfMemoryError
+                if self.iterations == 1:
+                    raise
+                # A deeper or wider iteration than the device holds: what the earlier ones found stays.
+                self.stop_reason = "out of memory"
+                print(f"budget: depth {depth} with {self.states_per_task} states per task and level needs more "
+                      f"memory than this device has ({_short(exc)}); stopping with the results so far",
+                      file=sys.stderr, flush=True)
+                break
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
             if not todo:
                 self.stop_reason = "every task solved"
