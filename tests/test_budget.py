@@ -25,18 +25,36 @@ def test_without_a_budget_one_iteration(tmp_path):
     assert report["run"]["stop_reason"] in ("one iteration", "every task solved")
 
 
-def test_a_deeper_iteration_out_of_memory_keeps_the_results_so_far(tmp_path, monkeypatch):
+def _runs_out(monkeypatch, most_states: int, calls: list):
+    """run_search that runs out of memory past depth 1 with more than ``most_states`` states per task."""
     real = runner.run_search
 
-    def deeper_runs_out(tasks, depth, **kwargs):
-        if depth >= 2:
+    def search(tasks, depth, **kwargs):
+        calls.append((depth, kwargs["states_per_task"]))
+        if depth >= 2 and kwargs["states_per_task"] > most_states:
             raise MemoryError("key table: no device memory to grow")
         return real(tasks, depth, **kwargs)
 
-    monkeypatch.setattr(runner, "run_search", deeper_runs_out)
+    monkeypatch.setattr(runner, "run_search", search)
+
+
+def test_a_deeper_iteration_out_of_memory_keeps_the_results_so_far(tmp_path, monkeypatch):
+    calls = []
+    _runs_out(monkeypatch, 0, calls)
     code, report, submission = _run(tmp_path, budget=120.0)
     assert code == 0
-    assert report["run"]["iterations"] == 2 and report["run"]["stop_reason"] == "out of memory"
+    assert report["run"]["stop_reason"] == "out of memory"
+    assert [w for d, w in calls if d == 2] == [8000, 4000, 2000, 1000]  # halved down to the floor
     tasks, _ = load_tasks("arc1-train", 6)
     assert validate_submission(submission, tasks) == []
     assert all(t["status"] != "pending" for t in report["tasks"])
+
+
+def test_a_narrower_retry_goes_on_deeper_and_never_widens_back(tmp_path, monkeypatch):
+    calls = []
+    _runs_out(monkeypatch, 4000, calls)
+    code, report, _ = _run(tmp_path, budget=40.0, states_per_task=8000)
+    assert code == 0
+    assert calls[:3] == [(1, 8000), (2, 8000), (2, 4000)]
+    assert all(w <= 4000 for d, w in calls[2:])  # 8000 ran out: never tried again
+    assert report["run"]["stop_reason"] in ("budget", "every task solved", "nothing left to try")

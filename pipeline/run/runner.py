@@ -41,6 +41,9 @@ TASK_NS = "task"
 MAX_DEPTH = 4
 # With a budget, iterations past MAX_DEPTH keep twice the states per task and level each, up to this.
 MAX_STATES_PER_TASK = 256_000
+# A deeper iteration that runs out of memory is searched again with half the states per task and
+# level, down to this.
+MIN_STATES_PER_TASK = 1_000
 DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
 # chunks of fewer tasks than this are searched on the CPU even in GPU mode.
@@ -199,28 +202,37 @@ class Run:
     def _iterate(self) -> None:
         """Iteration 1 searches at depth D. With a budget (and not -o), further iterations search
         the tasks still unsolved while time remains: one level deeper each, up to depth 4, then
-        with twice the states per task and level each, up to MAX_STATES_PER_TASK. Records why it
-        stopped (``stop_reason``); a deeper iteration that runs out of memory ends the iterations."""
+        with twice the states per task and level each, up to MAX_STATES_PER_TASK. A deeper
+        iteration that runs out of memory is searched again with half the states per task and level
+        (never widened back to what failed), down to MIN_STATES_PER_TASK. Records why it stopped
+        (``stop_reason``)."""
         depth = self.options.depth
         todo = list(self.tasks)
+        failed_width = None  # the fewest states per task and level that ran out of memory
         while True:
             self.iterations += 1
             if self.iterations > 1:
                 print(f"budget: {_clock(self._time_left())} left: iteration {self.iterations} searches depth "
                       f"{depth} ({self.states_per_task} states per task and level) on the {len(todo)} unsolved "
                       "tasks", file=sys.stderr, flush=True)
+            again = False  # the same depth once more, narrower
             try:
                 self._process(todo, depth)
             except MemoryError as exc:  # also CuPy's OutOfMemoryError
                 if self.iterations == 1:
                     raise
                 # A deeper or wider iteration than the device holds: what the earlier ones found stays.
-                self.stop_reason = "out of memory"
+                failed_width = self.states_per_task
+                narrower = self.states_per_task // 2
                 print(f"budget: depth {depth} with {self.states_per_task} states per task and level needs more "
-                      f"memory than this device has ({_short(exc)}); stopping with the results so far",
-                      file=sys.stderr, flush=True)
-                break
+                      f"memory than this device has ({_short(exc)})", file=sys.stderr, flush=True)
+                if narrower < MIN_STATES_PER_TASK:
+                    self.stop_reason = "out of memory"
+                    break
+                self.states_per_task, again = narrower, True
             todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
+            if again and todo and self._time_left() > 0:
+                continue
             if not todo:
                 self.stop_reason = "every task solved"
             elif self.options.once or self.options.budget is None:
@@ -231,7 +243,8 @@ class Run:
                       f"left to write the results)", file=sys.stderr, flush=True)
             elif depth < MAX_DEPTH:
                 depth += 1
-            elif self.states_per_task < MAX_STATES_PER_TASK:
+            elif self.states_per_task * 2 <= MAX_STATES_PER_TASK and (failed_width is None or
+                                                                      self.states_per_task * 2 < failed_width):
                 self.states_per_task *= 2
             else:
                 self.stop_reason = "nothing left to try"
