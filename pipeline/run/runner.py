@@ -248,8 +248,9 @@ class Run:
                 self.states_per_task *= 2
             else:
                 self.stop_reason = "nothing left to try"
+                most = "the most" if failed_width is None else "the most this device holds"
                 print(f"budget: depth {MAX_DEPTH} with {self.states_per_task} states per task and level "
-                      f"searched, the most; stopping with {_clock(self._time_left())} left", file=sys.stderr,
+                      f"searched, {most}; stopping with {_clock(self._time_left())} left", file=sys.stderr,
                       flush=True)
             if self.stop_reason:
                 break
