@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.finish.program import FoundProgram
+from pipeline.search.device import to_host
 from solvers import dsl
 
 MAX_LAYERS = 8
@@ -153,8 +154,7 @@ def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
         used[xp.arange(T)[ok], best[ok]] = True
         close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & ok[:, None]
         open_ &= ~close
-    bottom_h = np.asarray(bottom.get() if hasattr(bottom, "get") else bottom)
-    chosen_h = np.asarray(chosen.get() if hasattr(chosen, "get") else chosen)
+    bottom_h, chosen_h = to_host(bottom), to_host(chosen)
     out = []
     for t in range(T):
         b = int(bottom_h[t])
