@@ -71,8 +71,8 @@ class Scoring:
         cm_idx = xp.nonzero(cm_cand)[0]
         slot = xp.full(S, -1, dtype=xp.int64)
         slot[cm_idx] = xp.arange(cm_idx.shape[0])
-        correct, hist = self._cell_matches(out, fit, p.target_offset[task[fit], fit_sample], slot[fit_state],
-                                           int(cm_idx.shape[0]))
+        correct, hist, changed = self._cell_matches(out, fit, p.target_offset[task[fit], fit_sample],
+                                                    slot[fit_state], int(cm_idx.shape[0]), self.pieces is not None)
         # Fixed-point integers: the same ranking bit for bit on every device and summation order.
         acc = xp.zeros((S, K), dtype=xp.int64)
         acc[fit_state, fit_sample] = (correct * ACC_SCALE) // (out.h[fit] * out.w[fit])
@@ -80,11 +80,7 @@ class Scoring:
         mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
-        piece = None
-        if self.pieces is not None:
-            _, changed = self._cell_matches(out, fit, p.target_offset[task[fit], fit_sample], slot[fit_state],
-                                            int(cm_idx.shape[0]), p.changed_cells)
-            piece = piece_worth(xp, hist, changed, slot)
+        piece = None if changed is None else piece_worth(xp, hist, changed, slot)
         return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key, piece)
 
     def _score_rest(self, block: Block, out: Items, test_key, new_mask, level, n_exact, fit, slot, num_slots: int,
@@ -103,24 +99,29 @@ class Scoring:
             piece = piece_worth(xp, hist.reshape(-1, 10, 10), changed.reshape(-1, 10, 10), slot)
         return _Scores(*scores, test_key, piece)
 
-    def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int, target_cells=None):
+    def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int, with_changed: bool = False):
         """Compare the grids ``fit`` of ``out`` cell by cell with their train outputs (same sizes;
-        output cells begin at ``target_start`` in the problem's target buffer, or in
-        ``target_cells`` when given).
+        output cells begin at ``target_start`` in the problem's target buffer).
 
         Returns the matching cells per grid and, for grids with a ``slot`` >= 0, the histogram
-        ``(num_slots, 10, 10)`` of (grid colour, output colour) pairs summed per slot.
+        ``(num_slots, 10, 10)`` of (grid colour, output colour) pairs summed per slot; with
+        ``with_changed`` also the same histogram against the problem's ``changed_cells`` (else None).
         """
         xp, p = self.xp, self.problem
         grids = out.take(fit)
         item, pos = grids.cell_index()
-        target = (p.target_cells if target_cells is None else target_cells)[target_start[item] + pos]
+        at = target_start[item] + pos
+        target = p.target_cells[at]
         correct = xp.bincount(item[grids.cells == target], minlength=grids.count)
         cell_slot = slot[item]
         use = xp.nonzero(cell_slot >= 0)[0]
-        code = cell_slot[use] * 100 + grids.cells[use].astype(xp.int64) * 10 + target[use]
-        hist = xp.bincount(code, minlength=num_slots * 100).reshape(num_slots, 10, 10)
-        return correct, hist
+        base = cell_slot[use] * 100 + grids.cells[use].astype(xp.int64) * 10
+
+        def histogram(against):
+            return xp.bincount(base + against[use], minlength=num_slots * 100).reshape(num_slots, 10, 10)
+
+        changed = histogram(p.changed_cells[at]) if with_changed else None
+        return correct, histogram(target), changed
 
 
 class _Scores(NamedTuple):
