@@ -86,6 +86,14 @@ def test_layered_program_round_trips_and_names_its_mechanisms():
     assert mechanisms_of(None, False) == []
 
 
+def test_a_chain_longer_than_the_depth_used_a_free_step():
+    chain = "def solve(I):\n    O = colormap(crop_content(gravity(I, 'down')), {1: 2})\n    return O\n"
+    assert mechanisms_of(chain, True, depth=1) == ["colour table", "free_steps"]
+    assert mechanisms_of(chain, True, depth=2) == ["colour table"]
+    layered = FoundProgram((("recolor", (1,)),), 80.0, True, 2, 1.0, ([[1]],), (RAYS_OF_TWOS,)).source()
+    assert "free_steps" not in mechanisms_of(layered, True, depth=len(RAYS_OF_TWOS))
+
+
 def _arc_task(task_id):
     return next(t for t in load_tasks("arc1-train")[0] if t.id == task_id)
 

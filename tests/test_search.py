@@ -691,3 +691,19 @@ def test_search_keeps_older_objects_out_of_full_collections_only_while_it_runs(m
     with pytest.raises(RuntimeError):
         engine._search(np, tasks, 1, 0, None, 100, None)
     assert gc.get_freeze_count() == 0
+
+
+def test_free_steps_end_a_chain_one_longer_than_the_depth():
+    """A depth-1 search with the free steps finds "gravity, then crop to the content"; without
+    them it does not."""
+    rng = np.random.default_rng(3)
+    task, answers = _synthetic_task("free", [("gravity", ("down",)), ("crop_content", ())], rng)
+    with_free = Search(Problem([task], np))
+    with_free.run(1)
+    best = with_free.boards[0][0]
+    assert best.solved and [with_free.transforms[i].name for i in with_free.table.path(best.gid)] == \
+        ["gravity", "crop_content"]
+    assert all(np.array_equal(p, a) for p, a in zip(best.test_outputs, answers))
+    without = Search(Problem([task], np), free_steps=False)
+    without.run(1)
+    assert not without.boards[0][0].solved

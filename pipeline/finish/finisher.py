@@ -72,8 +72,9 @@ class SolverPipeline:
                 fresh[i] = res
         return fresh
 
-    def finish(self, tasks, programs: dict, task_seconds: dict, key_suffix: str = "") -> dict:
-        """Task results (id -> record) for ``tasks`` given the search's ``programs`` per task id.
+    def finish(self, tasks, programs: dict, task_seconds: dict, key_suffix: str = "", depth: int | None = None) -> dict:
+        """Task results (id -> record) for ``tasks`` given the search's ``programs`` per task id
+        (found at ``depth``: a longer chain used a free step).
 
         Solvers are stored under ``task.digest() + key_suffix``: the suffix names the settings
         that produced them (depth, seed, ...), so runs of other settings never mix in.
@@ -162,11 +163,11 @@ class SolverPipeline:
                 attempts = choose_attempts(ranked, _grids(task.test_inputs))
                 if solvers:
                     status, program, fit = "solved", solvers[0].source, solvers[0].train_fit
-                    used = mechanisms_of(program, True)
+                    used = mechanisms_of(program, True, depth)
                 else:
                     status, program = "unsolved", None
                     fit = partial[0].train_exact / len(task.train_inputs) if partial else 0.0
-                    used = mechanisms_of(partial[0].source(), False) if partial else []
+                    used = mechanisms_of(partial[0].source(), False, depth) if partial else []
                 records[task.id] = {"id": task.id, "status": status, "program": program,
                                     "train_fit": round(float(fit), 4), "mechanisms": used,
                                     "seconds": round(float(task_seconds.get(task.id, 0.0)), 4),

@@ -372,7 +372,7 @@ class Run:
             self.shard_totals["slowest_seconds"] += max(result.shard_seconds)
             self.shard_totals["mean_seconds"] += sum(result.shard_seconds) / len(result.shard_seconds)
         records = self.solver_pipeline.finish(chunk, result.programs, result.task_seconds,
-                                              key_suffix=self._settings(depth))
+                                              key_suffix=self._settings(depth), depth=depth)
         with self.timer("cache"):
             if not result.truncated:  # a cut-short search is not the answer at this depth
                 self.cache.set_many(TASK_NS, {keys[tid]: rec for tid, rec in records.items()})

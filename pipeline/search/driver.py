@@ -22,6 +22,7 @@ from pipeline.search.device import is_out_of_memory, to_host
 from pipeline.search.distinct import DistinctGridsStep
 from pipeline.search.keyset import key_set
 from pipeline.search.leaderboard import Candidate, Leaderboards
+from pipeline.search.mechanisms import FREE_STEPS
 from pipeline.search.pieces import PieceBoards
 from pipeline.search.problem import Block, Problem
 from pipeline.search.scoring import Scoring
@@ -68,7 +69,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
                  progress=None, block_cells: int | None = None, bucket_all: bool | None = None,
-                 absorb_cells: int | None = None, layers: bool = True):
+                 absorb_cells: int | None = None, layers: bool = True, free_steps: bool = True):
         self.problem = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -100,6 +101,9 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self.map_runs = dsl_kernels.enabled(self.xp)
         self.runs = _transform_runs(self.transforms, fill_runs=dsl_kernels.enabled(self.xp), map_runs=self.map_runs,
                                     crop_runs=dsl_kernels.enabled(self.xp) and self.bucket_all)
+        # The free steps (pipeline.search.mechanisms.FREE_STEPS): one more level after the last,
+        # of these transforms only, applied to the last level's states.
+        self.free_runs = [[ti] for ti, tr in enumerate(self.transforms) if tr.name in FREE_STEPS] if free_steps else []
         self._lut_cache: dict = {}
         self._map_tables: dict = {}
         self.progress = progress
@@ -144,10 +148,13 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         frontier = [self.problem.initial_block()]
         first = frontier[0]
         self._absorb([_Output(first, None, *self._identity_parts(first))], 0, keep=False)
-        for level in range(1, depth + 1):
-            last = level == depth
+        levels = [(level, self.runs) for level in range(1, depth + 1)]
+        if self.free_runs and depth > 0:
+            levels.append((depth + 1, self.free_runs))
+        for level, runs in levels:
+            last = level == levels[-1][0]
             t0 = self._now()
-            frontier = self._expand_level(frontier, level, last, deadline)
+            frontier = self._expand_level(frontier, level, last, deadline, runs)
             self.stats.level_seconds.append(self._now() - t0)
             if self.stats.truncated:
                 break
@@ -161,7 +168,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self.stats.seconds = time.perf_counter() - start
         return self.stats
 
-    def _expand_level(self, frontier, level, last, deadline):
+    def _expand_level(self, frontier, level, last, deadline, runs):
         # The boards' solved flags decide which states are dropped; the rest of a put-off board
         # update waits for the level's first kernels (on the first levels it is the host's largest
         # piece of work, and the device would idle through it).
@@ -180,7 +187,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
                 del block
             frontier = kept
             self.stats.add_time("search.prune", self._now() - t0)
-        total = len(self.transforms) * len(frontier)
+        total = sum(map(len, runs)) * len(frontier)
         done = 0
         next_frontier: list = []
         # Every block holds whole tasks, so block by block, transform by transform, meets each
@@ -210,7 +217,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
             # The transforms of a block share their analyses of a stack (labellings, colour counts,
             # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
-                for run in self.runs:
+                for run in runs:
                     if deadline is not None and time.monotonic() > deadline:
                         self.stats.truncated = True
                         self._finish_absorbing()

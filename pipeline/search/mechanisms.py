@@ -6,7 +6,10 @@ Each mechanism is on by default and can be switched off for an ablation
 - ``layers``: layered composition (:mod:`pipeline.search.layers`), a stack of search states painted
   over each other per cell;
 - ``colour_roles``: each task searched a second time with its examples' colours named by role
-  (:mod:`pipeline.search.colour_roles`).
+  (:mod:`pipeline.search.colour_roles`);
+- ``free_steps``: one more level after the search's depth, of a few cheap normalisations only
+  (:data:`FREE_STEPS`: crops to the content), applied to every state of the last level, so that a
+  depth-``d`` search also finds the depth-``d`` programs followed by one of them.
 
 A report also names two things every run does: ``colour table`` (a colour table learnt from the
 train pairs as the last step) and ``partial`` (the attempts come from a program that fits only
@@ -14,12 +17,17 @@ some train pairs).
 """
 from __future__ import annotations
 
-MECHANISMS = ("layers", "colour_roles")
+import ast
+
+MECHANISMS = ("layers", "colour_roles", "free_steps")
+# The primitives of the free steps (all their argument values).
+FREE_STEPS = ("crop_content", "crop_minority", "compress")
 
 
-def mechanisms_of(source: str | None, solved: bool) -> list[str]:
+def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) -> list[str]:
     """The mechanisms an answer used, from its program's canonical source (None: no program,
-    the test inputs were the answer) and whether it fits every train pair."""
+    the test inputs were the answer), whether it fits every train pair and the search's depth
+    (a chain longer than it ends in a free step)."""
     used = []
     if source and "paint(" in source:
         used.append("layers")
@@ -27,6 +35,35 @@ def mechanisms_of(source: str | None, solved: bool) -> list[str]:
         used.append("colour_roles")
     if source and "colormap(" in source:
         used.append("colour table")
+    if source and depth is not None and _chain_calls(source) > depth:
+        used.append("free_steps")
     if source and not solved:
         used.append("partial")
     return used
+
+
+
+# Calls that wrap searched chains without being searched steps themselves.
+_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours"}
+
+
+def _chain_calls(source: str) -> int:
+    """The searched calls of a canonical source's longest chain: the colour table, the layers'
+    ``paint`` and the colour roles' renamings wrap chains and are not counted."""
+    tree = ast.parse(source)
+    assigned = {node.targets[0].id: node.value for node in ast.walk(tree)
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+
+    def length(node) -> int:
+        if isinstance(node, ast.Name):
+            return length(assigned[node.id]) if node.id in assigned else 0
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            return 0
+        if node.func.id == "normalise_colours":
+            return 0
+        if node.func.id == "paint":
+            return max(map(length, node.args))
+        inner = length(node.args[0]) if node.args else 0
+        return inner + (node.func.id not in _WRAPPERS)
+
+    return length(assigned["O"]) if "O" in assigned else 0

@@ -132,7 +132,7 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     originals, tasks = tasks, list(tasks) + list(variants.values())
     problem = Problem(tasks, xp, seed)
     search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells,
-                    layers="layers" in mechanisms)
+                    layers="layers" in mechanisms, free_steps="free_steps" in mechanisms)
     prepared = time.perf_counter()
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
     stats = search.run(depth, mono_deadline)
