@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.finish.program import FoundProgram
+from pipeline.search.chain_grids import chain_grids, chain_key
 from pipeline.search.device import to_host
 from solvers import dsl
 
@@ -37,40 +38,25 @@ def run_steps(steps, grid):
 
 
 class _Chains:
-    """Candidate chains of one task with their grids on its train inputs (``grids``) and, asked
-    for only for the chains a stack uses, on its test inputs (:meth:`test_grids`)."""
+    """Candidate chains of one task (``steps``), those of its pieces first (``n_pieces``), with
+    their grids on its train inputs (``grids``): the chains whose grids have the train outputs'
+    sizes, each once."""
 
-    def __init__(self, task):
-        self.shapes = [o.shape for o in task.train_outputs]
+    def __init__(self, task, pieces: list, bottoms: list, made: dict):
+        shapes = [o.shape for o in task.train_outputs]
         self.steps: list = []
         self.grids: list = []
-        # chain -> its grids (None: no result), prefixes shared; train and test apart
-        self._made: dict = {(): list(task.train_inputs)}
-        self._made_test: dict = {(): list(task.test_inputs)}
-
-    def add(self, steps) -> None:
-        """Add the chain ``steps`` if its train grids have the train outputs' sizes."""
-        if steps in self.steps:
-            return
-        grids = self._grids(steps)
-        if grids is None or any(g.shape != s for g, s in zip(grids, self.shapes)):
-            return
-        self.steps.append(steps)
-        self.grids.append(grids)
-
-    def test_grids(self, index: int):
-        """The grids of chain ``index`` on the test inputs (None where a step has no result)."""
-        return self._grids(self.steps[index], self._made_test)
-
-    def _grids(self, steps, made=None):
-        """The grids of the chain ``steps`` on the samples of ``made`` (default: the train
-        inputs), from those of its longest prefix made already."""
-        made = self._made if made is None else made
-        if steps not in made:
-            before = self._grids(steps[:-1], made)
-            grids = None if before is None else [run_steps(steps[-1:], g) for g in before]
-            made[steps] = None if grids is None or any(g is None for g in grids) else grids
-        return made[steps]
+        seen = set()
+        for k, steps in enumerate(list(pieces) + [()] + list(bottoms)):
+            if k == len(pieces):
+                self.n_pieces = len(self.steps)
+            key = chain_key(steps)
+            grids = made[key]
+            if key in seen or grids is None or any(g.shape != s for g, s in zip(grids, shapes)):
+                continue
+            seen.add(key)
+            self.steps.append(tuple(steps))
+            self.grids.append(grids)
 
 
 def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX_LAYERS) -> dict:
@@ -79,25 +65,21 @@ def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX
     ``pieces[i]`` and ``bottoms[i]`` are lists of chains (tuples of ``(name, args)`` steps) for
     ``tasks[i]``: pieces may be layers, bottoms (and pieces, and the input) the bottom layer.
     """
-    chains = []
-    for task, task_pieces, task_bottoms in zip(tasks, pieces, bottoms):
-        c = _Chains(task)
-        for steps in task_pieces:
-            c.add(tuple(steps))
-        n_pieces = len(c.steps)
-        for steps in [()] + list(task_bottoms):
-            c.add(tuple(steps))
-        chains.append((c, n_pieces))
-    todo = [i for i, (c, n) in enumerate(chains) if n and len(c.steps) > 1]
+    pieces = [[tuple(s) for s in task_pieces] for task_pieces in pieces]
+    bottoms = [[tuple(s) for s in task_bottoms] for task_bottoms in bottoms]
+    made = chain_grids([task.train_inputs for task in tasks],
+                       [p + b for p, b in zip(pieces, bottoms)])
+    chains = [_Chains(*args) for args in zip(tasks, pieces, bottoms, made)]
+    todo = [i for i, c in enumerate(chains) if c.n_pieces and len(c.steps) > 1]
     if not todo:
         return {}
     picked = _greedy_cover(xp, [chains[i] for i in todo], [tasks[i] for i in todo], max_layers)
+    stacks = {i: (bottom, layers) for i, (bottom, layers) in zip(todo, picked) if bottom is not None and layers}
+    used = {i: [chains[i].steps[p] for p in [bottom] + layers] for i, (bottom, layers) in stacks.items()}
+    tests = chain_grids([tasks[i].test_inputs for i in used], list(used.values()))
     found = {}
-    for i, (bottom, layers) in zip(todo, picked):
-        if bottom is None or not layers:
-            continue
-        c, _ = chains[i]
-        program = _program(tasks[i], c, bottom, layers)
+    for (i, (bottom, layers)), made_test in zip(stacks.items(), tests):
+        program = _program(tasks[i], chains[i], bottom, layers, made_test)
         if program is not None:
             found[i] = program
     return found
@@ -106,20 +88,20 @@ def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX
 def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
     """Per task ``(bottom chain index or None, [layer chain indices, top first])``."""
     T = len(tasks)
-    P = max(len(c.steps) for c, _ in chains)
+    P = max(len(c.steps) for c in chains)
     C = max(sum(o.size for o in task.train_outputs) for task in tasks)
     target = np.zeros((T, C), dtype=np.uint8)
     cell = np.zeros((T, C), dtype=bool)
     grids = np.zeros((T, P, C), dtype=np.uint8)
     is_piece = np.zeros((T, P), dtype=bool)
     exists = np.zeros((T, P), dtype=bool)
-    for t, ((c, n_pieces), task) in enumerate(zip(chains, tasks)):
+    for t, (c, task) in enumerate(zip(chains, tasks)):
         flat = np.concatenate([o.ravel() for o in task.train_outputs])
         target[t, :flat.size] = flat
         cell[t, :flat.size] = True
         for p, g in enumerate(c.grids):
             grids[t, p, :flat.size] = np.concatenate([x.ravel() for x in g])
-        is_piece[t, :n_pieces] = True
+        is_piece[t, :c.n_pieces] = True
         exists[t, :len(c.steps)] = True
     target, cell, grids = xp.asarray(target), xp.asarray(cell), xp.asarray(grids)
     is_piece, exists = xp.asarray(is_piece), xp.asarray(exists)
@@ -163,12 +145,12 @@ def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
     return out
 
 
-def _program(task, chains: _Chains, bottom: int, layers: list) -> FoundProgram | None:
+def _program(task, chains: _Chains, bottom: int, layers: list, made_test: dict) -> FoundProgram | None:
     """The found program of a stack (``layers`` top first over ``bottom``), or None where its
-    test grids do not stack (sizes differ)."""
+    test grids do not stack (sizes differ); ``made_test``: the chains' grids on the test inputs."""
     n_train = len(task.train_outputs)
     order = layers[::-1]  # painted bottom up
-    made = {p: chains.test_grids(p) for p in [bottom] + order}
+    made = {p: made_test[chain_key(chains.steps[p])] for p in [bottom] + order}
     if any(grids is None for grids in made.values()):
         return None
     tests = []
