@@ -13,6 +13,7 @@ would be.
 from __future__ import annotations
 
 import bisect
+import functools
 
 import numpy as np
 
@@ -27,25 +28,28 @@ def chain_grids(inputs: list, chains: list) -> list[dict]:
     (tuples of ``(name, args)`` steps) and every prefix of one; None where a step has no result
     for one of the grids. Chains are keyed by :func:`chain_key`."""
     made = [{(): [np.asarray(g, dtype=np.uint8) for g in task_inputs]} for task_inputs in inputs]
+    keyed = [[(chain_key(c), c) for c in task_chains] for task_chains in chains]
     longest = max((len(c) for task_chains in chains for c in task_chains), default=0)
     for length in range(1, longest + 1):
-        # (task, chain) pairs whose prefix of this length is still to make, each prefix once.
+        # Each task's prefixes of this length still to make, each once, with their last steps.
         todo = {}
-        for t, task_chains in enumerate(chains):
-            for chain in task_chains:
-                if len(chain) >= length:
-                    prefix = tuple(chain[:length])
-                    key = chain_key(prefix)
-                    if key not in made[t] and (t, key) not in todo:
-                        todo[t, key] = prefix
+        for t, task_chains in enumerate(keyed):
+            for key, chain in task_chains:
+                if len(key) >= length and key[:length] not in made[t]:
+                    todo[t, key[:length]] = chain[length - 1]
         _make_level(made, todo)
     return made
 
 
 def chain_key(chain) -> tuple:
-    """A hashable key of a chain: its steps, with arguments that cannot be hashed (a colour table's
-    dict) as their ``repr``."""
-    return tuple((name, _hashable(args)) for name, args in chain)
+    """A hashable key of a chain (its prefixes' keys are the key's prefixes): its steps, with
+    arguments that cannot be hashed (a colour table's dict) as their ``repr``."""
+    chain = tuple(chain)
+    try:
+        hash(chain)
+        return chain
+    except TypeError:
+        return tuple((name, _hashable(args)) for name, args in chain)
 
 
 def _hashable(args):
@@ -57,18 +61,18 @@ def _hashable(args):
 
 
 def _make_level(made: list, todo: dict) -> None:
-    """Make the grids of the chains of ``todo`` (``{(task, key): chain}``), whose prefixes one step
-    shorter are made, with one batched call per step and input shape."""
+    """Make the grids of the chains of ``todo`` (``{(task, chain key): its last step}``), whose
+    prefixes one step shorter are made, with one batched call per step and stack (:func:`_stack_of`)."""
     groups: dict = {}  # (step key, shape or size bucket) -> (step, [(task, key, sample, grid)])
     results = {}
-    for (t, key), chain in todo.items():
+    for (t, key), step in todo.items():
         before = made[t][key[:-1]]
         if before is None:
             made[t][key] = None
             continue
         results[t, key] = [None] * len(before)
         for j, grid in enumerate(before):
-            group = groups.setdefault((key[-1], _stack_of(chain[-1][0], grid.shape)), (chain[-1], []))
+            group = groups.setdefault((key[-1], _stack_of(step[0], grid.shape)), (step, []))
             group[1].append((t, key, j, grid))
     for step, members in groups.values():
         outs = _apply(step, [grid for _, _, _, grid in members])
@@ -78,6 +82,7 @@ def _make_level(made: list, todo: dict) -> None:
         made[t][key] = None if any(g is None for g in grids) else grids
 
 
+@functools.lru_cache(maxsize=None)
 def _stack_of(name: str, shape: tuple) -> tuple:
     """Which stack a grid of ``shape`` joins for primitive ``name``: its shape, or for a primitive
     indifferent to zero padding its size bucket (the bucket sides its sides round up to)."""

@@ -24,6 +24,9 @@ from solvers import dsl
 MAX_LAYERS = 8
 # Rank of a layered program of no calls (each call costs 1): below every plain solved program.
 LAYERED_RANK = 90.0
+# Cells (tasks x candidates x train output cells) of one stack of the greedy cover: tasks of
+# similar sizes share one, so that few cells are padding; results never depend on it.
+COVER_CELLS = 4_000_000
 
 
 def run_steps(steps, grid):
@@ -86,7 +89,26 @@ def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX
 
 
 def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
-    """Per task ``(bottom chain index or None, [layer chain indices, top first])``."""
+    """Per task ``(bottom chain index or None, [layer chain indices, top first])``: tasks of
+    similar sizes together (:data:`COVER_CELLS`), each stack padded to its largest task."""
+    sizes = [sum(o.size for o in task.train_outputs) for task in tasks]
+    P = max(len(c.steps) for c in chains)
+    groups: list = [[]]
+    for t in sorted(range(len(tasks)), key=lambda t: sizes[t]):
+        if groups[-1] and (len(groups[-1]) + 1) * P * sizes[t] > COVER_CELLS:
+            groups.append([])
+        groups[-1].append(t)
+    out: list = [None] * len(tasks)
+    for group in groups:
+        picked = _cover_group(xp, [chains[t] for t in group], [tasks[t] for t in group], max_layers)
+        for t, stack in zip(group, picked):
+            out[t] = stack
+    return out
+
+
+def _cover_group(xp, chains: list, tasks: list, max_layers: int) -> list:
+    """:func:`_greedy_cover` of a group of tasks in one stack. A task leaves the stack once its
+    bottom is found, or once it finds no layer: nothing of it changes after that."""
     T = len(tasks)
     P = max(len(c.steps) for c in chains)
     C = max(sum(o.size for o in task.train_outputs) for task in tasks)
@@ -107,35 +129,40 @@ def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
     is_piece, exists = xp.asarray(is_piece), xp.asarray(exists)
     right = grids == target[:, None, :]
     paints = grids != 0
-    open_ = cell.copy()
-    done = xp.zeros(T, dtype=bool)
+    del grids
+    open_ = cell
     used = xp.zeros((T, P), dtype=bool)
     last = xp.full(T, -1, dtype=xp.int64)
     bottom = xp.full(T, -1, dtype=xp.int64)
     chosen = xp.full((T, max_layers), -1, dtype=xp.int64)
+    live = xp.arange(T)  # the tasks still in the stack; the arrays below hold only theirs
     for depth in range(max_layers + 1):
         if depth > 0:
             # The last layer as the bottom, painted whole: the open cells are the output's zeros.
-            zero_fill = ~done & (last >= 0) & (~open_ | (target == 0)).all(axis=1)
-            bottom = xp.where(zero_fill, last, bottom)
-            done |= zero_fill
+            zero_fill = (last >= 0) & (~open_ | (target == 0)).all(axis=1)
             # Another candidate (not a layer already) right on every open cell, painted whole.
             whole = (right | ~open_[:, None, :]).all(axis=2) & exists & ~used
-            ends = ~done & whole.any(axis=1)
-            bottom = xp.where(ends, whole.argmax(axis=1), bottom)
-            done |= ends
-        if depth == max_layers or bool(done.all()):
+            ends = ~zero_fill & whole.any(axis=1)
+            done = zero_fill | ends
+            bottom[live[done]] = xp.where(zero_fill, last, whole.argmax(axis=1))[done]
+            if depth == max_layers:
+                break
+            # A task that found no layer the step before is as it was at the last look: done or stuck.
+            keep = ~done & found
+            live, target, right, paints, open_, used, last, is_piece, exists = (
+                a[keep] for a in (live, target, right, paints, open_, used, last, is_piece, exists))
+        if live.shape[0] == 0:
             break
         fresh = paints & open_[:, None, :]
         wrong = (fresh & ~right).any(axis=2)
         gain = xp.where(wrong | ~is_piece | used, -1, (fresh & right).sum(axis=2))
         best = gain.argmax(axis=1)
-        ok = ~done & (xp.take_along_axis(gain, best[:, None], axis=1)[:, 0] > 0)
-        chosen[:, depth] = xp.where(ok, best, -1)
-        last = xp.where(ok, best, last)
-        used[xp.arange(T)[ok], best[ok]] = True
-        close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & ok[:, None]
-        open_ &= ~close
+        found = xp.take_along_axis(gain, best[:, None], axis=1)[:, 0] > 0
+        chosen[live[found], depth] = best[found]
+        last = xp.where(found, best, last)
+        used[xp.arange(live.shape[0])[found], best[found]] = True
+        close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & found[:, None]
+        open_ = open_ & ~close
     bottom_h, chosen_h = to_host(bottom), to_host(chosen)
     out = []
     for t in range(T):
