@@ -136,6 +136,12 @@ def _apply_padded(transform: Transform, grids: list) -> list:
     if isinstance(res, np.ndarray):  # in place: each grid's result is the corner of its size
         res = Padded(res, h, w, True)
     n = len(grids)
-    rows, cols, valid = (np.broadcast_to(v, (n,)).tolist() for v in (res.h, res.w, res.valid))
+    rows, cols, valid = (_per_grid(v, n) for v in (res.h, res.w, res.valid))
     return [np.ascontiguousarray(res.arr[i, :rows[i], :cols[i]], dtype=np.uint8) if valid[i] else None
             for i in range(n)]
+
+
+def _per_grid(values, n: int) -> list:
+    """``values`` (one per grid, or one for all ``n``) as a list of ``n``."""
+    values = np.asarray(values)
+    return (values if values.shape == (n,) else np.broadcast_to(values, (n,))).tolist()

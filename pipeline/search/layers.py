@@ -8,9 +8,10 @@ its non-zero cells are then closed, and the next layer goes under it. It ends wh
 candidate is the bottom layer, painted as a whole. With at most ``max_layers`` layers above it, the
 stack reproduces every train output; the same stack applied to the test inputs gives the answer.
 
-The pieces' grids are worked out by running their programs through the DSL's single-grid face
-(a few dozen short programs per task); the greedy cover is a handful of array operations over
-(tasks, pieces, cells) per layer, the same code on NumPy and CuPy.
+The pieces' grids are worked out for all tasks together, each step once per stack of grids
+(:mod:`pipeline.search.chain_grids`); the greedy cover is a handful of array operations over
+(tasks, pieces, cells) per layer, the same code on NumPy and CuPy, for groups of tasks of similar
+sizes.
 """
 from __future__ import annotations
 
