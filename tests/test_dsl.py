@@ -144,6 +144,8 @@ CASES = [
     case("colormap", ({},), [[0, 1], [9, 4]], [[0, 1], [9, 4]], "colormap-empty"),
     case("paint", ([[0, 2], [0, 0]], [[3, 0], [0, 0]]), [[1, 1], [0, 1]], [[3, 2], [0, 1]]),
     case("paint", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "paint-other-shape"),
+    case("constant", (((1, 0, 2),),), [[1, 1], [0, 1]], [[1, 0, 2]]),
+    case("constant", (((1, 10),),), [[1, 1], [0, 1]], RAISES, "constant-not-a-colour"),
     case("normalise_colours", ((0,),), [[0, 7, 7], [7, 3, 0]], [[0, 1, 1], [1, 2, 0]]),
     case("normalise_colours", ((0, 3),), [[0, 7, 7], [7, 3, 0]], [[0, 1, 1], [1, 3, 0]], "normalise-fixed"),
     case("restore_colours", ([[0, 7, 7], [7, 3, 0]], (0,)), [[0, 1, 1], [1, 2, 0]], [[0, 7, 7], [7, 3, 0]]),
@@ -416,7 +418,7 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours")}  # dict / grid args
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours", "constant")}  # dict / grid args
     missing = [str(t) for t in transforms()
                if t.name not in COLOUR_ARG and (t.name, t.args) not in covered]
     assert not missing, missing
@@ -439,7 +441,8 @@ def test_transforms_are_stable_and_named():
 
 
 def test_primitives_applied_after_the_search_are_not_enumerated():
-    assert {"colormap", "paint", "normalise_colours", "restore_colours"}.isdisjoint({t.name for t in transforms()})
+    assert {"colormap", "paint", "normalise_colours", "restore_colours", "constant"}.isdisjoint(
+        {t.name for t in transforms()})
 
 
 def test_dsl_exports_every_primitive():

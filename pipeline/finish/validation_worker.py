@@ -14,6 +14,7 @@ import numpy as np
 
 from pipeline.finish.solver_check import DSL_MODULE, SAFE_BUILTINS, dsl_namespace
 from pipeline.finish.validation_result import POOL_ERROR_PREFIX, check_grid
+from solvers.xp import ndimage
 
 N_FRAMES = 3  # traceback frames kept in error texts
 
@@ -49,6 +50,10 @@ def _worker_init(memory_mb: int, soft_timeout: float, dsl_module: str = DSL_MODU
     dsl_error = None
     try:
         base = dsl_namespace(dsl_module)
+        # The DSL imports SciPy's ndimage on first use: done here, before the memory cap and
+        # outside any solver's timer, since an import cut short by either leaves the module
+        # half made for every later solver of this worker.
+        ndimage(np)
     except BaseException as exc:  # noqa: BLE001 - any import failure must be reported, not raised
         dsl_error = f"{dsl_module} failed to import: {type(exc).__name__}: {exc}"
         base = {"__builtins__": dict(SAFE_BUILTINS), "__name__": "__solver__"}

@@ -8,21 +8,26 @@ its non-zero cells are then closed, and the next layer goes under it. It ends wh
 candidate is the bottom layer, painted as a whole. With at most ``max_layers`` layers above it, the
 stack reproduces every train output; the same stack applied to the test inputs gives the answer.
 
-The pieces' grids are worked out by running their programs through the DSL's single-grid face
-(a few dozen short programs per task); the greedy cover is a handful of array operations over
-(tasks, pieces, cells) per layer, the same code on NumPy and CuPy.
+The pieces' grids are worked out for all tasks together, each step once per stack of grids
+(:mod:`pipeline.search.chain_grids`); the greedy cover is a handful of array operations over
+(tasks, pieces, cells) per layer, the same code on NumPy and CuPy, for groups of tasks of similar
+sizes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pipeline.finish.program import FoundProgram
+from pipeline.search.chain_grids import chain_grids, chain_key
 from pipeline.search.device import to_host
 from solvers import dsl
 
 MAX_LAYERS = 8
 # Rank of a layered program of no calls (each call costs 1): below every plain solved program.
 LAYERED_RANK = 90.0
+# Cells (tasks x candidates x train output cells) of one stack of the greedy cover: tasks of
+# similar sizes share one, so that few cells are padding; results never depend on it.
+COVER_CELLS = 4_000_000
 
 
 def run_steps(steps, grid):
@@ -37,40 +42,25 @@ def run_steps(steps, grid):
 
 
 class _Chains:
-    """Candidate chains of one task with their grids on its train inputs (``grids``) and, asked
-    for only for the chains a stack uses, on its test inputs (:meth:`test_grids`)."""
+    """Candidate chains of one task (``steps``), those of its pieces first (``n_pieces``), with
+    their grids on its train inputs (``grids``): the chains whose grids have the train outputs'
+    sizes, each once."""
 
-    def __init__(self, task):
-        self.shapes = [o.shape for o in task.train_outputs]
+    def __init__(self, task, pieces: list, bottoms: list, made: dict):
+        shapes = [o.shape for o in task.train_outputs]
         self.steps: list = []
         self.grids: list = []
-        # chain -> its grids (None: no result), prefixes shared; train and test apart
-        self._made: dict = {(): list(task.train_inputs)}
-        self._made_test: dict = {(): list(task.test_inputs)}
-
-    def add(self, steps) -> None:
-        """Add the chain ``steps`` if its train grids have the train outputs' sizes."""
-        if steps in self.steps:
-            return
-        grids = self._grids(steps)
-        if grids is None or any(g.shape != s for g, s in zip(grids, self.shapes)):
-            return
-        self.steps.append(steps)
-        self.grids.append(grids)
-
-    def test_grids(self, index: int):
-        """The grids of chain ``index`` on the test inputs (None where a step has no result)."""
-        return self._grids(self.steps[index], self._made_test)
-
-    def _grids(self, steps, made=None):
-        """The grids of the chain ``steps`` on the samples of ``made`` (default: the train
-        inputs), from those of its longest prefix made already."""
-        made = self._made if made is None else made
-        if steps not in made:
-            before = self._grids(steps[:-1], made)
-            grids = None if before is None else [run_steps(steps[-1:], g) for g in before]
-            made[steps] = None if grids is None or any(g is None for g in grids) else grids
-        return made[steps]
+        seen = set()
+        for k, steps in enumerate(list(pieces) + [()] + list(bottoms)):
+            if k == len(pieces):
+                self.n_pieces = len(self.steps)
+            key = chain_key(steps)
+            grids = made[key]
+            if key in seen or grids is None or any(g.shape != s for g, s in zip(grids, shapes)):
+                continue
+            seen.add(key)
+            self.steps.append(tuple(steps))
+            self.grids.append(grids)
 
 
 def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX_LAYERS) -> dict:
@@ -79,81 +69,101 @@ def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX
     ``pieces[i]`` and ``bottoms[i]`` are lists of chains (tuples of ``(name, args)`` steps) for
     ``tasks[i]``: pieces may be layers, bottoms (and pieces, and the input) the bottom layer.
     """
-    chains = []
-    for task, task_pieces, task_bottoms in zip(tasks, pieces, bottoms):
-        c = _Chains(task)
-        for steps in task_pieces:
-            c.add(tuple(steps))
-        n_pieces = len(c.steps)
-        for steps in [()] + list(task_bottoms):
-            c.add(tuple(steps))
-        chains.append((c, n_pieces))
-    todo = [i for i, (c, n) in enumerate(chains) if n and len(c.steps) > 1]
+    pieces = [[tuple(s) for s in task_pieces] for task_pieces in pieces]
+    bottoms = [[tuple(s) for s in task_bottoms] for task_bottoms in bottoms]
+    made = chain_grids([task.train_inputs for task in tasks],
+                       [p + b for p, b in zip(pieces, bottoms)])
+    chains = [_Chains(*args) for args in zip(tasks, pieces, bottoms, made)]
+    todo = [i for i, c in enumerate(chains) if c.n_pieces and len(c.steps) > 1]
     if not todo:
         return {}
     picked = _greedy_cover(xp, [chains[i] for i in todo], [tasks[i] for i in todo], max_layers)
+    stacks = {i: (bottom, layers) for i, (bottom, layers) in zip(todo, picked) if bottom is not None and layers}
+    used = {i: [chains[i].steps[p] for p in [bottom] + layers] for i, (bottom, layers) in stacks.items()}
+    tests = chain_grids([tasks[i].test_inputs for i in used], list(used.values()))
     found = {}
-    for i, (bottom, layers) in zip(todo, picked):
-        if bottom is None or not layers:
-            continue
-        c, _ = chains[i]
-        program = _program(tasks[i], c, bottom, layers)
+    for (i, (bottom, layers)), made_test in zip(stacks.items(), tests):
+        program = _program(tasks[i], chains[i], bottom, layers, made_test)
         if program is not None:
             found[i] = program
     return found
 
 
 def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
-    """Per task ``(bottom chain index or None, [layer chain indices, top first])``."""
+    """Per task ``(bottom chain index or None, [layer chain indices, top first])``: tasks of
+    similar sizes together (:data:`COVER_CELLS`), each stack padded to its largest task."""
+    sizes = [sum(o.size for o in task.train_outputs) for task in tasks]
+    P = max(len(c.steps) for c in chains)
+    groups: list = [[]]
+    for t in sorted(range(len(tasks)), key=lambda t: sizes[t]):
+        if groups[-1] and (len(groups[-1]) + 1) * P * sizes[t] > COVER_CELLS:
+            groups.append([])
+        groups[-1].append(t)
+    out: list = [None] * len(tasks)
+    for group in groups:
+        picked = _cover_group(xp, [chains[t] for t in group], [tasks[t] for t in group], max_layers)
+        for t, stack in zip(group, picked):
+            out[t] = stack
+    return out
+
+
+def _cover_group(xp, chains: list, tasks: list, max_layers: int) -> list:
+    """:func:`_greedy_cover` of a group of tasks in one stack. A task leaves the stack once its
+    bottom is found, or once it finds no layer: nothing of it changes after that."""
     T = len(tasks)
-    P = max(len(c.steps) for c, _ in chains)
+    P = max(len(c.steps) for c in chains)
     C = max(sum(o.size for o in task.train_outputs) for task in tasks)
     target = np.zeros((T, C), dtype=np.uint8)
     cell = np.zeros((T, C), dtype=bool)
     grids = np.zeros((T, P, C), dtype=np.uint8)
     is_piece = np.zeros((T, P), dtype=bool)
     exists = np.zeros((T, P), dtype=bool)
-    for t, ((c, n_pieces), task) in enumerate(zip(chains, tasks)):
+    for t, (c, task) in enumerate(zip(chains, tasks)):
         flat = np.concatenate([o.ravel() for o in task.train_outputs])
         target[t, :flat.size] = flat
         cell[t, :flat.size] = True
         for p, g in enumerate(c.grids):
             grids[t, p, :flat.size] = np.concatenate([x.ravel() for x in g])
-        is_piece[t, :n_pieces] = True
+        is_piece[t, :c.n_pieces] = True
         exists[t, :len(c.steps)] = True
     target, cell, grids = xp.asarray(target), xp.asarray(cell), xp.asarray(grids)
     is_piece, exists = xp.asarray(is_piece), xp.asarray(exists)
     right = grids == target[:, None, :]
     paints = grids != 0
-    open_ = cell.copy()
-    done = xp.zeros(T, dtype=bool)
+    del grids
+    open_ = cell
     used = xp.zeros((T, P), dtype=bool)
     last = xp.full(T, -1, dtype=xp.int64)
     bottom = xp.full(T, -1, dtype=xp.int64)
     chosen = xp.full((T, max_layers), -1, dtype=xp.int64)
+    live = xp.arange(T)  # the tasks still in the stack; the arrays below hold only theirs
     for depth in range(max_layers + 1):
         if depth > 0:
             # The last layer as the bottom, painted whole: the open cells are the output's zeros.
-            zero_fill = ~done & (last >= 0) & (~open_ | (target == 0)).all(axis=1)
-            bottom = xp.where(zero_fill, last, bottom)
-            done |= zero_fill
+            zero_fill = (last >= 0) & (~open_ | (target == 0)).all(axis=1)
             # Another candidate (not a layer already) right on every open cell, painted whole.
             whole = (right | ~open_[:, None, :]).all(axis=2) & exists & ~used
-            ends = ~done & whole.any(axis=1)
-            bottom = xp.where(ends, whole.argmax(axis=1), bottom)
-            done |= ends
-        if depth == max_layers or bool(done.all()):
+            ends = ~zero_fill & whole.any(axis=1)
+            done = zero_fill | ends
+            bottom[live[done]] = xp.where(zero_fill, last, whole.argmax(axis=1))[done]
+            if depth == max_layers:
+                break
+            # A task that found no layer the step before is as it was at the last look: done or stuck.
+            keep = ~done & found
+            live, target, right, paints, open_, used, last, is_piece, exists = (
+                a[keep] for a in (live, target, right, paints, open_, used, last, is_piece, exists))
+        if live.shape[0] == 0:
             break
         fresh = paints & open_[:, None, :]
         wrong = (fresh & ~right).any(axis=2)
         gain = xp.where(wrong | ~is_piece | used, -1, (fresh & right).sum(axis=2))
         best = gain.argmax(axis=1)
-        ok = ~done & (xp.take_along_axis(gain, best[:, None], axis=1)[:, 0] > 0)
-        chosen[:, depth] = xp.where(ok, best, -1)
-        last = xp.where(ok, best, last)
-        used[xp.arange(T)[ok], best[ok]] = True
-        close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & ok[:, None]
-        open_ &= ~close
+        found = xp.take_along_axis(gain, best[:, None], axis=1)[:, 0] > 0
+        chosen[live[found], depth] = best[found]
+        last = xp.where(found, best, last)
+        used[xp.arange(live.shape[0])[found], best[found]] = True
+        close = xp.take_along_axis(paints, best[:, None, None], axis=1)[:, 0] & found[:, None]
+        open_ = open_ & ~close
     bottom_h, chosen_h = to_host(bottom), to_host(chosen)
     out = []
     for t in range(T):
@@ -163,12 +173,12 @@ def _greedy_cover(xp, chains: list, tasks: list, max_layers: int) -> list:
     return out
 
 
-def _program(task, chains: _Chains, bottom: int, layers: list) -> FoundProgram | None:
+def _program(task, chains: _Chains, bottom: int, layers: list, made_test: dict) -> FoundProgram | None:
     """The found program of a stack (``layers`` top first over ``bottom``), or None where its
-    test grids do not stack (sizes differ)."""
+    test grids do not stack (sizes differ); ``made_test``: the chains' grids on the test inputs."""
     n_train = len(task.train_outputs)
     order = layers[::-1]  # painted bottom up
-    made = {p: chains.test_grids(p) for p in [bottom] + order}
+    made = {p: made_test[chain_key(chains.steps[p])] for p in [bottom] + order}
     if any(grids is None for grids in made.values()):
         return None
     tests = []

@@ -9,7 +9,9 @@ Each mechanism is on by default and can be switched off for an ablation
   (:mod:`pipeline.search.colour_roles`);
 - ``free_steps``: one more level after the search's depth, of a few cheap normalisations only
   (:data:`FREE_STEPS`: crops to the content), applied to every state of the last level, so that a
-  depth-``d`` search also finds the depth-``d`` programs followed by one of them.
+  depth-``d`` search also finds the depth-``d`` programs followed by one of them;
+- ``templates``: a task's train outputs as constant grids (:mod:`pipeline.search.templates`), the
+  bottom layer of a layered composition or, repeated, an answer of their own.
 
 A report also names two things every run does: ``colour table`` (a colour table learnt from the
 train pairs as the last step) and ``partial`` (the attempts come from a program that fits only
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-MECHANISMS = ("layers", "colour_roles", "free_steps")
+MECHANISMS = ("layers", "colour_roles", "free_steps", "templates")
 # The primitives of the free steps (all their argument values).
 FREE_STEPS = ("crop_content", "crop_minority", "compress")
 
@@ -33,6 +35,8 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
         used.append("layers")
     if source and "normalise_colours(" in source:
         used.append("colour_roles")
+    if source and "constant(" in source:
+        used.append("templates")
     if source and "colormap(" in source:
         used.append("colour table")
     if source and depth is not None and _chain_calls(source) > depth:
@@ -44,7 +48,7 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
 
 
 # Calls that wrap searched chains without being searched steps themselves.
-_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours"}
+_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours", "constant"}
 
 
 def _chain_calls(source: str) -> int:

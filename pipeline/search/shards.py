@@ -22,6 +22,7 @@ from pipeline.search.driver import Search
 from pipeline.search.layers import compose_layers
 from pipeline.search.mechanisms import MECHANISMS
 from pipeline.search.problem import Problem
+from pipeline.search.templates import template_chains, template_pieces, template_programs
 from solvers.primitives import transforms
 
 
@@ -155,8 +156,10 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
         res.programs[task.id] = found
     if search.pieces is not None:
         t0 = time.perf_counter()
-        _add_layered(search, tasks, res.programs)
+        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms)
         res.stage_seconds["search.layers"] = time.perf_counter() - t0
+    if "templates" in mechanisms:
+        _add_templates(tasks, res.programs)
     for task in originals:
         if task.id in variants:
             variant = restored(task, res.programs.pop(variants[task.id].id))
@@ -174,18 +177,32 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     return res
 
 
-def _add_layered(search, tasks, programs: dict) -> None:
+def _add_layered(search, tasks, programs: dict, templates: bool = False) -> None:
     """Add a layered program (:mod:`pipeline.search.layers`) to each task that no plain program solves,
-    stacked from the task's pieces over the input or a program of its leaderboard."""
+    stacked from the task's pieces over the input or a program of its leaderboard (or, with
+    ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`)."""
     todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
     gids = [search.pieces.gids_of(t) for t in todo]
     paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
     named = [(tr.name, tr.args) for tr in search.transforms]
     pieces = [[tuple(named[i] for i in next(paths)) for _ in task_gids] for task_gids in gids]
     bottoms = [[p.steps for p in programs[tasks[t].id] if not p.layers] for t in todo]
+    if templates:
+        pieces = [task_pieces + template_pieces(tasks[t]) for t, task_pieces in zip(todo, pieces)]
+        bottoms = [task_bottoms + template_chains(tasks[t]) for t, task_bottoms in zip(todo, bottoms)]
     found = compose_layers(np, [tasks[t] for t in todo], pieces, bottoms)
     for i, program in found.items():
         programs[tasks[todo[i]].id].insert(0, program)
+
+
+def _add_templates(tasks, programs: dict) -> None:
+    """Add the programs of its repeated train outputs (:func:`pipeline.search.templates.template_programs`)
+    to each task that no program solves, in rank order."""
+    for task in tasks:
+        if not any(p.solved for p in programs[task.id]):
+            found = template_programs(task)
+            if found:
+                programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
 
 
 def task_cost(task) -> float:

@@ -1,4 +1,5 @@
-"""Combinators of several grids of one shape: layered composition."""
+"""Combinators of several grids of one shape (layered composition), and the constant grid a layer
+may start from."""
 from solvers.registry import primitive
 
 
@@ -16,3 +17,12 @@ def paint(xp, g, *layers):
                              f"{g.shape[-2]}x{g.shape[-1]} grid")
         out = xp.where(layer != 0, layer, out)
     return out
+
+
+@primitive(())  # given a train output by the templates mechanism, never enumerated
+def constant(xp, g, grid):
+    """The grid ``grid`` (a tuple of rows of colours 0-9) for every grid of the stack, whatever it holds."""
+    out = xp.asarray(grid, dtype=xp.int64)  # ragged rows raise ValueError
+    if out.ndim != 2 or not 1 <= min(out.shape) <= max(out.shape) <= 30 or int(out.min()) < 0 or int(out.max()) > 9:
+        raise ValueError(f"constant: a {out.shape} array is not a grid of 1 to 30 cells a side of colours 0-9")
+    return xp.ascontiguousarray(xp.broadcast_to(out.astype(g.dtype), (g.shape[0],) + out.shape))
