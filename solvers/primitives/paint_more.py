@@ -1,0 +1,120 @@
+"""More painting in place: per-line majority, colour boxes, floods from a seed colour, the grid's
+frame, and marking the objects of a shape that occurs once."""
+from __future__ import annotations
+
+import numpy as np
+
+from solvers.primitives.colour import COLOURS
+from solvers.primitives.draw import _first_last
+from solvers.primitives.objects import label_objects
+from solvers.primitives.recolour import mark, shifted
+from solvers.ragged import coords, per_grid, real_mask, same_shape
+from solvers.registry import primitive
+from solvers.stack_cache import per_stack
+from solvers.xp import ndimage
+
+
+def _line_majority(xp, g, real, axis):
+    """Each line along ``axis`` (2: rows, 1: columns) painted with its most frequent colour (0
+    counts; ties: the lower colour), with the number of cells that changed per grid."""
+    counts = xp.stack([((g == c) & real).sum(axis=axis) for c in range(10)], axis=-1)
+    major = counts.argmax(axis=-1).astype(g.dtype)
+    out = xp.where(real, xp.expand_dims(major, axis), g.dtype.type(0))
+    return out, (out != g).sum(axis=(1, 2))
+
+
+@primitive((("rows",), ("cols",), ("auto",)), layout="padded")
+def line_majority(xp, g, h, w, axis):
+    """Paint every row (``rows``) or column (``cols``) with its most frequent colour, which erases
+    the noise of a striped picture; ``auto`` takes, per grid, whichever of the two changes fewer
+    cells (ties: rows). Background counts as a colour; ties between colours go to the lower."""
+    real = real_mask(xp, g, h, w)
+    by_rows, changed_rows = _line_majority(xp, g, real, 2)
+    if axis == "rows":
+        return same_shape(xp, g, h, w, by_rows)
+    by_cols, changed_cols = _line_majority(xp, g, real, 1)
+    if axis == "cols":
+        return same_shape(xp, g, h, w, by_cols)
+    return same_shape(xp, g, h, w, xp.where(per_grid(changed_cols < changed_rows), by_cols, by_rows))
+
+
+@primitive(pad="inplace")
+def colour_boxes(xp, g):
+    """Paint the background inside the bounding box of all the cells of each colour with that
+    colour (two cells of a colour span a rectangle); where boxes overlap, the lower colour wins."""
+    n, H, W = g.shape
+    R, C = coords(xp, H, W)
+    out = g.copy()
+    for c in range(1, 10):
+        cells = g == c
+        rows, cols = cells.any(axis=2), cells.any(axis=1)
+        top, left = rows.argmax(axis=1), cols.argmax(axis=1)
+        bottom, right = H - 1 - rows[:, ::-1].argmax(axis=1), W - 1 - cols[:, ::-1].argmax(axis=1)
+        inside = (R >= per_grid(top)) & (R <= per_grid(bottom)) & (C >= per_grid(left)) & (C <= per_grid(right))
+        out = xp.where(inside & (out == 0) & per_grid(rows.any(axis=1)), g.dtype.type(c), out)
+    return out
+
+
+def background_regions(xp, g, h, w):
+    """Labels (n, H, W) of the 4-connected background regions inside each grid (0 elsewhere),
+    unique across the stack; shared by the transforms of a block (callers must not modify it)."""
+    def label():
+        structure = np.zeros((3, 3, 3), dtype=bool)
+        structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
+        labels, _ = ndimage(xp).label((g == 0) & real_mask(xp, g, h, w), structure=structure)
+        return labels
+    return per_stack(g, ("background regions",), label)
+
+
+@primitive(COLOURS, layout="padded")
+def flood_from(xp, g, h, w, c):
+    """Flood colour ``c`` over the background: every background region (4-connected) that
+    touches a cell of colour ``c`` (4 neighbours) is painted ``c``."""
+    regions = background_regions(xp, g, h, w)
+    seed = g == c
+    touched = xp.zeros(int(regions.max()) + 1 if regions.size else 1, dtype=bool)
+    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        touched[shifted(xp, regions, dy, dx)[seed]] = True
+    touched[0] = False
+    return same_shape(xp, g, h, w, xp.where(touched[regions], g.dtype.type(c), g))
+
+
+@primitive(((1,),), layout="padded")
+def frame(xp, g, h, w, c):
+    """Paint the outermost ring of cells of the grid (its first and last rows and columns) with
+    colour ``c``; the learned final colour table renames it."""
+    R, C = coords(xp, g.shape[1], g.shape[2])
+    hh, ww = per_grid(h), per_grid(w)
+    ring = (R == 0) | (C == 0) | (R == hh - 1) | (C == ww - 1)
+    return same_shape(xp, g, h, w, xp.where(ring & real_mask(xp, g, h, w), g.dtype.type(c), g))
+
+
+# Per offset (row * 32 + column) inside an object's box, a random weight below 2**43: sums over
+# at most 900 cells stay exact in float64, so a shape's hash is its weights' sum.
+_SHAPE_WEIGHTS = np.random.default_rng(20240611).integers(0, 2 ** 43, size=32 * 32).astype(np.float64)
+
+
+@primitive(pad="inplace")
+def mark_unique_shape(xp, g):
+    """Give the mark (next colour, ``c % 9 + 1``) to every object whose shape no other object of
+    its grid has; other objects keep their colour.
+
+    Objects are 8-connected and of one colour; a shape is the set of an object's cells relative to
+    its bounding box (colour, place and size of the grid do not count; rotations are different
+    shapes).
+    """
+    labels, owner, _, _ = label_objects(xp, g, 8, True)
+    total = owner.shape[0] - 1
+    if total == 0:
+        return g.copy()
+    gi, r, c = xp.nonzero(labels)
+    lab = labels[gi, r, c].astype(xp.int64)
+    top, _ = _first_last(xp, lab, r, total)
+    left, _ = _first_last(xp, lab, c, total)
+    weight = xp.asarray(_SHAPE_WEIGHTS)[(r - top[lab]) * 32 + (c - left[lab])]
+    shape_hash = xp.bincount(lab, weights=weight, minlength=total + 1).astype(xp.int64) % (2 ** 43)
+    key = owner * (2 ** 43) + shape_hash
+    _, inverse, counts = xp.unique(key[1:], return_inverse=True, return_counts=True)
+    unique = xp.zeros(total + 1, dtype=bool)
+    unique[1:] = counts[inverse.reshape(-1)] == 1
+    return xp.where(unique[labels], mark(xp, g), g)
