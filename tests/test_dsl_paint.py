@@ -37,12 +37,6 @@ STRIPES = [[1, 1, 2],
            [4, 1, 2],
            [1, 1, 2]]
 
-# A wall of 5 closes the top-left room; a 1 inside it, a 1 and a 2 in the open part.
-ROOMS = [[0, 0, 5, 0, 0],
-         [1, 0, 5, 0, 2],
-         [5, 5, 5, 0, 0],
-         [0, 0, 0, 0, 1]]
-
 # Two L-shapes of 3 and 4 (the same shape), a bar of 6 (its own shape).
 SHAPES = [[3, 0, 0, 4, 0],
           [3, 3, 0, 4, 4],
@@ -57,13 +51,16 @@ PAINT_CASES = [
     case("line_majority", ("auto",), [[1, 2], [3, 3]], [[1, 1], [3, 3]], "line_majority-auto-rows"),
     case("colour_boxes", (), [[0, 1, 0, 0], [0, 0, 0, 0], [2, 0, 0, 1], [0, 0, 2, 0]],
          [[0, 1, 1, 1], [0, 1, 1, 1], [2, 1, 1, 1], [2, 2, 2, 0]]),
-    case("flood_from", (1,), ROOMS, [[1, 1, 5, 1, 1], [1, 1, 5, 1, 2], [5, 5, 5, 1, 1], [1, 1, 1, 1, 1]]),
-    case("flood_from", (2,), ROOMS, [[0, 0, 5, 2, 2], [1, 0, 5, 2, 2], [5, 5, 5, 2, 2], [2, 2, 2, 2, 1]]),
     case("frame", (1,), [[0, 0, 0], [0, 3, 0], [0, 0, 0], [2, 0, 0]],
          [[1, 1, 1], [1, 3, 1], [1, 0, 1], [1, 1, 1]]),
     case("mark_unique_shape", (), SHAPES, [[3, 0, 0, 4, 0], [3, 3, 0, 4, 4], [0, 0, 0, 0, 0], [7, 7, 7, 0, 0]]),
     # A lone object is unique; its mark wraps 9 to 1.
     case("mark_unique_shape", (), [[0, 9], [9, 0]], [[0, 1], [1, 0]], "mark_unique_shape-lone"),
+    case("direction_codes", (), [[0, 0, 0, 0], [0, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+         [[5, 1, 6, 0], [3, 9, 4, 0], [7, 2, 8, 0], [0, 0, 0, 0]]),
+    # Between two cells: right of the 1 and left of the 2 is "left" (3, earlier in the order than
+    # "right"); down right of the 1 and down left of the 2 is "down left" (7).
+    case("direction_codes", (), [[1, 0, 2], [0, 0, 0]], [[9, 3, 9], [2, 7, 2]], "direction_codes-between"),
 ]
 
 
@@ -99,32 +96,6 @@ def ref_colour_boxes(grid):
     return out
 
 
-def ref_flood_from(grid, c):
-    h, w = grid.shape
-    out = grid.copy()
-    seen = np.zeros_like(grid, dtype=bool)
-    for r0 in range(h):
-        for c0 in range(w):
-            if grid[r0, c0] != 0 or seen[r0, c0]:
-                continue
-            region, todo, touches = [], [(r0, c0)], False
-            seen[r0, c0] = True
-            while todo:
-                r, col = todo.pop()
-                region.append((r, col))
-                for y, x in ((r - 1, col), (r + 1, col), (r, col - 1), (r, col + 1)):
-                    if 0 <= y < h and 0 <= x < w:
-                        if grid[y, x] == c:
-                            touches = True
-                        elif grid[y, x] == 0 and not seen[y, x]:
-                            seen[y, x] = True
-                            todo.append((y, x))
-            if touches:
-                for r, col in region:
-                    out[r, col] = c
-    return out
-
-
 def ref_frame(grid, c):
     out = grid.copy()
     out[0, :] = out[-1, :] = out[:, 0] = out[:, -1] = c
@@ -146,8 +117,26 @@ def ref_mark_unique_shape(grid):
     return out
 
 
+def ref_direction_codes(grid):
+    h, w = grid.shape
+    order = ((1, (-1, 0)), (2, (1, 0)), (3, (0, -1)), (4, (0, 1)),
+             (5, (-1, -1)), (6, (-1, 1)), (7, (1, -1)), (8, (1, 1)))
+    out = np.where(grid != 0, 9, 0).astype(grid.dtype)
+    for r in range(h):
+        for c in range(w):
+            if grid[r, c] != 0:
+                continue
+            for code, (dy, dx) in order:
+                y, x = r - dy, c - dx  # the shape's cell this one would lie (dy, dx) from
+                if 0 <= y < h and 0 <= x < w and grid[y, x] != 0:
+                    out[r, c] = code
+                    break
+    return out
+
+
 REFERENCES = {"line_majority": ref_line_majority, "colour_boxes": ref_colour_boxes,
-              "flood_from": ref_flood_from, "frame": ref_frame, "mark_unique_shape": ref_mark_unique_shape}
+              "frame": ref_frame, "mark_unique_shape": ref_mark_unique_shape,
+              "direction_codes": ref_direction_codes}
 PAINT = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 

@@ -1,24 +1,27 @@
-"""More painting in place: per-line majority, colour boxes, floods from a seed colour, the grid's
-frame, and marking the objects of a shape that occurs once."""
+"""More painting in place: per-line majority, colour boxes, the grid's frame, marking the objects
+of a shape that occurs once, and codes for the sides of shapes."""
 from __future__ import annotations
 
 import numpy as np
 
-from solvers.primitives.colour import COLOURS
 from solvers.primitives.draw import _first_last
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.ragged import coords, per_grid, real_mask, same_shape
 from solvers.registry import primitive
-from solvers.stack_cache import per_stack
-from solvers.xp import ndimage
 
 
 def _line_majority(xp, g, real, axis):
     """Each line along ``axis`` (2: rows, 1: columns) painted with its most frequent colour (0
     counts; ties: the lower colour), with the number of cells that changed per grid."""
-    counts = xp.stack([((g == c) & real).sum(axis=axis) for c in range(10)], axis=-1)
-    major = counts.argmax(axis=-1).astype(g.dtype)
+    n, H, W = g.shape
+    R, C = coords(xp, H, W)
+    lines = H if axis == 2 else W
+    line = R if axis == 2 else C
+    # One histogram of (grid, line, colour) over the stack; the padding is left out.
+    key = (xp.arange(n)[:, None, None] * lines + line) * 10 + g.astype(xp.int64)
+    counts = xp.bincount(key[real], minlength=n * lines * 10).reshape(n, lines, 10)
+    major = counts.argmax(axis=2).astype(g.dtype)
     out = xp.where(real, xp.expand_dims(major, axis), g.dtype.type(0))
     return out, (out != g).sum(axis=(1, 2))
 
@@ -53,30 +56,6 @@ def colour_boxes(xp, g):
         inside = (R >= per_grid(top)) & (R <= per_grid(bottom)) & (C >= per_grid(left)) & (C <= per_grid(right))
         out = xp.where(inside & (out == 0) & per_grid(rows.any(axis=1)), g.dtype.type(c), out)
     return out
-
-
-def background_regions(xp, g, h, w):
-    """Labels (n, H, W) of the 4-connected background regions inside each grid (0 elsewhere),
-    unique across the stack; shared by the transforms of a block (callers must not modify it)."""
-    def label():
-        structure = np.zeros((3, 3, 3), dtype=bool)
-        structure[1] = ((0, 1, 0), (1, 1, 1), (0, 1, 0))
-        labels, _ = ndimage(xp).label((g == 0) & real_mask(xp, g, h, w), structure=structure)
-        return labels
-    return per_stack(g, ("background regions",), label)
-
-
-@primitive(COLOURS, layout="padded")
-def flood_from(xp, g, h, w, c):
-    """Flood colour ``c`` over the background: every background region (4-connected) that
-    touches a cell of colour ``c`` (4 neighbours) is painted ``c``."""
-    regions = background_regions(xp, g, h, w)
-    seed = g == c
-    touched = xp.zeros(int(regions.max()) + 1 if regions.size else 1, dtype=bool)
-    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-        touched[shifted(xp, regions, dy, dx)[seed]] = True
-    touched[0] = False
-    return same_shape(xp, g, h, w, xp.where(touched[regions], g.dtype.type(c), g))
 
 
 @primitive(((1,),), layout="padded")
@@ -118,3 +97,29 @@ def mark_unique_shape(xp, g):
     unique = xp.zeros(total + 1, dtype=bool)
     unique[1:] = counts[inverse.reshape(-1)] == 1
     return xp.where(unique[labels], mark(xp, g), g)
+
+
+# Codes of the background cells next to a shape, by where they lie from it, in the order that
+# decides between several neighbours: up, down, left, right, up left, up right, down left, down right.
+_DIRECTION_CODES = ((1, (-1, 0)), (2, (1, 0)), (3, (0, -1)), (4, (0, 1)),
+                    (5, (-1, -1)), (6, (-1, 1)), (7, (1, -1)), (8, (1, 1)))
+
+
+@primitive(pad="inplace")
+def direction_codes(xp, g):
+    """A code grid of the eight neighbours of shapes: every non-zero cell becomes 9, every
+    background cell next to one (8 neighbours) the code of its side of it (1 up, 2 down, 3 left,
+    4 right, 5 up left, 6 up right, 7 down left, 8 down right), the rest 0.
+
+    A cell next to several shapes' cells takes the first code in that order. The learned final
+    colour table turns codes into colours ("above each cell a 2, below it an 8"); cells of
+    several colours all become 9.
+    """
+    solid = g != 0
+    padded = xp.pad(solid, ((0, 0), (1, 1), (1, 1)))
+    out = xp.where(solid, g.dtype.type(9), g.dtype.type(0))
+    for code, (dy, dx) in _DIRECTION_CODES:
+        # The cell lies ``(dy, dx)`` from a shape's cell when that cell is at ``-(dy, dx)`` from it.
+        beside = shifted(xp, solid, -dy, -dx, padded)
+        out = xp.where((out == 0) & beside, g.dtype.type(code), out)
+    return out
