@@ -43,6 +43,13 @@ SHAPES = [[3, 0, 0, 4, 0],
           [0, 0, 0, 0, 0],
           [6, 6, 6, 0, 0]]
 
+# Content in columns 1..4: the columns 1 2 repeat once (period 2); rows 1..2 hold the content.
+BAND = [[0, 0, 0, 0, 0, 0],
+        [0, 1, 2, 1, 2, 0],
+        [0, 3, 0, 3, 0, 0],
+        [0, 0, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0]]
+
 PAINT_CASES = [
     case("line_majority", ("rows",), STRIPES, [[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 1, 1]]),
     case("line_majority", ("cols",), STRIPES, [[1, 1, 2], [1, 1, 2], [1, 1, 2], [1, 1, 2]]),
@@ -56,6 +63,19 @@ PAINT_CASES = [
     case("mark_unique_shape", (), SHAPES, [[3, 0, 0, 4, 0], [3, 3, 0, 4, 4], [0, 0, 0, 0, 0], [7, 7, 7, 0, 0]]),
     # A lone object is unique; its mark wraps 9 to 1.
     case("mark_unique_shape", (), [[0, 9], [9, 0]], [[0, 1], [1, 0]], "mark_unique_shape-lone"),
+    case("extend_period", ("across", "period"), BAND,
+         [[0, 0, 0, 0, 0, 0], [2, 1, 2, 1, 2, 1], [0, 3, 0, 3, 0, 3], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]]),
+    case("extend_period", ("across", "span"), BAND,
+         [[0, 0, 0, 0, 0, 0], [2, 1, 2, 1, 2, 1], [0, 3, 0, 3, 0, 3], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]]),
+    case("extend_period", ("down", "period"), BAND,
+         [[0, 3, 0, 3, 0, 0], [0, 1, 2, 1, 2, 0], [0, 3, 0, 3, 0, 0], [0, 1, 2, 1, 2, 0], [0, 3, 0, 3, 0, 0]]),
+    case("extend_period", ("down", "span"), BAND,
+         [[0, 3, 0, 3, 0, 0], [0, 1, 2, 1, 2, 0], [0, 3, 0, 3, 0, 0], [0, 1, 2, 1, 2, 0], [0, 3, 0, 3, 0, 0]]),
+    # A period shorter than the content, but the whole content is the tile with ``span``.
+    case("extend_period", ("down", "period"), [[1], [2], [1], [0], [0], [0]], [[1], [2], [1], [2], [1], [2]],
+         "extend_period-down-period-2"),
+    case("extend_period", ("down", "span"), [[1], [2], [1], [0], [0], [0]], [[1], [2], [1], [1], [2], [1]],
+         "extend_period-down-span-3"),
     case("direction_codes", (), [[0, 0, 0, 0], [0, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
          [[5, 1, 6, 0], [3, 9, 4, 0], [7, 2, 8, 0], [0, 0, 0, 0]]),
     # Between two cells: right of the 1 and left of the 2 is "left" (3, earlier in the order than
@@ -134,9 +154,28 @@ def ref_direction_codes(grid):
     return out
 
 
+def ref_extend_period(grid, axis, tile):
+    if axis == "down":
+        return ref_extend_period(grid.T, "across", tile).T
+    h, w = grid.shape
+    cols = [c for c in range(w) if grid[:, c].any()]
+    if not cols:
+        return grid.copy()
+    first, last = cols[0], cols[-1]
+    span = last - first + 1
+    period = span
+    if tile == "period":
+        period = next(p for p in range(1, span + 1)
+                      if p == span or all((grid[:, c] == grid[:, c + p]).all() for c in range(first, last - p + 1)))
+    out = grid.copy()
+    for c in range(w):
+        out[:, c] = grid[:, first + (c - first) % period]
+    return out
+
+
 REFERENCES = {"line_majority": ref_line_majority, "colour_boxes": ref_colour_boxes,
               "frame": ref_frame, "mark_unique_shape": ref_mark_unique_shape,
-              "direction_codes": ref_direction_codes}
+              "direction_codes": ref_direction_codes, "extend_period": ref_extend_period}
 PAINT = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 

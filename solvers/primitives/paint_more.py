@@ -123,3 +123,41 @@ def direction_codes(xp, g):
         beside = shifted(xp, solid, -dy, -dx, padded)
         out = xp.where((out == 0) & beside, g.dtype.type(code), out)
     return out
+
+
+def _extend_columns(xp, g, h, w, tile):
+    """:func:`extend_period` ``across`` (columns repeat), on a stack of real sides ``h`` x ``w``."""
+    n, H, W = g.shape
+    _, C = coords(xp, 1, W)
+    used = (g != 0).any(axis=1)                                   # (n, W): columns with content
+    first = used.argmax(axis=1)
+    last = W - 1 - used[:, ::-1].argmax(axis=1)
+    period = last - first + 1                                    # the content as one tile
+    if tile == "period":
+        found = xp.zeros(n, dtype=bool)
+        for p in range(1, W):
+            # Columns p apart agree wherever both lie inside the content.
+            same = (g[:, :, :-p] == g[:, :, p:]).all(axis=1)     # (n, W - p)
+            inside = (C[:, 0, :W - p] >= first[:, None]) & (C[:, 0, :W - p] + p <= last[:, None])
+            agree = (same | ~inside).all(axis=1) & ~found & (p < period)
+            period = xp.where(agree, p, period)
+            found = found | agree
+    src = per_grid(first) + (C - per_grid(first)) % per_grid(period)
+    out = xp.take_along_axis(g, xp.broadcast_to(src, g.shape), axis=2)
+    return xp.where(real_mask(xp, g, h, w) & per_grid(used.any(axis=1)), out, g)
+
+
+EXTEND = tuple((axis, tile) for tile in ("period", "span") for axis in ("across", "down"))
+
+
+@primitive(EXTEND, layout="padded")
+def extend_period(xp, g, h, w, axis, tile):
+    """Repeat the content over the whole grid: ``across``, the columns from the first to the last
+    that hold a non-zero cell repeat out to the left and right edges; ``down``, the rows repeat up
+    to the top and down to the bottom. The tile is the content's smallest period (``period``; the
+    whole content when none is shorter) or the whole content (``span``). Grids without content
+    stay as they are."""
+    if axis == "across":
+        return same_shape(xp, g, h, w, _extend_columns(xp, g, h, w, tile))
+    turned = xp.ascontiguousarray(xp.swapaxes(g, 1, 2))
+    return same_shape(xp, g, h, w, xp.ascontiguousarray(xp.swapaxes(_extend_columns(xp, turned, w, h, tile), 1, 2)))
