@@ -1,5 +1,5 @@
 """More painting in place: per-line majority, colour boxes, the grid's frame, marking the objects
-of a shape that occurs once, and codes for the sides of shapes."""
+of a shape that occurs once, codes for the sides of shapes, and repeating the content's period."""
 from __future__ import annotations
 
 import numpy as np
