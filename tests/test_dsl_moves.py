@@ -85,11 +85,16 @@ def test_no_result(name, args, inp, expected):
         getattr(dsl, name)(g(inp), *args)
 
 
-def test_moves_come_last_in_the_enumeration():
-    """The module's transforms come after every other: the indices of the others are unchanged."""
+LATER_MODULES = {"solvers.primitives.paint_more"}
+
+
+def test_moves_come_after_the_earlier_modules():
+    """The module's transforms come after every earlier one (only later modules follow them): the
+    indices of the earlier ones are unchanged."""
     modules = [t.primitive.fn.__module__ for t in transforms()]
     first = modules.index(MODULE)
-    assert first >= 130 and set(modules[first:]) == {MODULE}
+    assert first >= 130 and set(modules[first:]) <= {MODULE} | LATER_MODULES
+    assert MODULE not in modules[modules.index(next(iter(LATER_MODULES))):]
 
 
 # --------------------------------------------------------------------------------------------------
