@@ -23,6 +23,9 @@ class _SoftTimeout(BaseException):
     """Raised inside the solver by SIGALRM; a BaseException so ``except Exception`` can't eat it."""
 
 
+# Bytes of array a worker must be able to allocate under its cap to take solvers: a cap that
+# leaves less is the machine's setting, not a solver's fault, and its jobs come back as pool errors.
+PROBE_BYTES = 8 * 2**20
 _worker_state: dict = {}  # set by _worker_init in each worker process
 _ARMED = False  # SIGALRM raises only while a job runs
 
@@ -67,9 +70,10 @@ def _worker_init(memory_mb: int, soft_timeout: float, dsl_module: str = DSL_MODU
             _worker_state["memory_cap"] = cap
         except (ValueError, OSError, AttributeError):
             pass  # platforms without RLIMIT_AS: run uncapped
-    try:  # what every solver needs: arrays and a small BLAS call, under the cap
+    try:  # what every solver needs, under the cap: a small BLAS call and a few MiB of arrays
         probe = np.ones((64, 64))
         float((probe @ probe).sum())
+        float(np.ones(PROBE_BYTES // 8).sum())
     except BaseException as exc:  # noqa: BLE001
         _worker_state["unusable"] = f"worker {os.getpid()} cannot run array code: {type(exc).__name__}: {exc}"
 
