@@ -26,7 +26,7 @@ def _line_majority(xp, g, real, axis):
     return out, (out != g).sum(axis=(1, 2))
 
 
-@primitive((("rows",), ("cols",), ("auto",)), layout="padded")
+@primitive((("auto",),), layout="padded")  # searched as auto only: rows or columns alone added nothing
 def line_majority(xp, g, h, w, axis):
     """Paint every row (``rows``) or column (``cols``) with its most frequent colour, which erases
     the noise of a striped picture; ``auto`` takes, per grid, whichever of the two changes fewer
