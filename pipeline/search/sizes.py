@@ -3,14 +3,15 @@ candidate's grids the size a fitted rule predicts.
 
 Per task, the size rules of :mod:`solvers.primitives.sizes` are fitted on the train pairs: a rule
 is kept when it gives every train output's size. For an unsolved task with a kept rule, whose
-outputs differ in size from their inputs, each candidate chain (the input itself and the
-programs of the task's leaderboard) is made the size of each train output by each size-taking
+outputs differ in size from their inputs, each candidate chain (the input itself, every chain of
+one transform and the programs of the task's leaderboard) is made the size of each train output by each size-taking
 transform (:data:`SIZE_TRANSFORMS`); a chain and transform that reproduce every train output
 become a solved program, its test outputs made with the rule's sizes for the test inputs.
 
 The train outputs' sizes are what every kept rule gives on the train inputs, so the check is the
 same for all rules: the transforms run once, over every candidate grid of every task, as a few
-array operations on one zero-padded stack.
+array operations on zero-padded stacks. The chains of one transform are made alike: each
+transform once, on one zero-padded stack of every task's train inputs.
 """
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ import numpy as np
 
 from pipeline.finish.program import FoundProgram
 from pipeline.search.layers import run_steps
-from solvers import dsl
+from solvers import dsl, stack_cache
 from solvers.batch import MAX_SIDE
 from solvers.padded import Padded
 from solvers.primitives import sizes as size_primitives
+from solvers.primitives import transforms
 from solvers.primitives.objects import OBJECT_KINDS
 
 # Rank of a sized program of no calls (each call costs 1): below every plain solved program, as
@@ -33,6 +35,11 @@ SIZED_RANK = 90.0
 MAX_RULES = 2
 # Sized programs kept per task (distinct test outputs), shortest first.
 MAX_PROGRAMS = 3
+# Fitting programs whose test outputs are made per task, at most (most repeat another's).
+MAX_TRIES = 12
+# Rows (candidate grids) checked together: bounds the size transforms' arrays (resample_to's
+# block counts take 40 bytes a cell of a 30 x 30 grid).
+ROWS_PER_CHUNK = 2048
 
 SIZE_TRANSFORMS = (
     tuple(("fit_to", (anchor,)) for anchor in size_primitives.ANCHORS)
@@ -96,40 +103,90 @@ def sized_programs(tasks, chains: list) -> dict:
     todo = [i for i, r in enumerate(rules) if r]
     if not todo:
         return {}
+    one_step = _one_step_grids([tasks[i] for i in todo])
     # One row per (task, chain, train pair): the chain's grid, padded, and its output's.
     cands, rows = [], []  # cands: (task index, steps); rows: (candidate index, grid, output)
-    for i in todo:
+    for i, made in zip(todo, one_step):
         task = tasks[i]
-        for steps in dict.fromkeys([()] + [tuple(s) for s in chains[i]]):
-            grids = [run_steps(steps, g) for g in task.train_inputs]
+        for steps in dict.fromkeys([tuple(s) for s in chains[i]]):
+            if steps not in made:
+                grids = [run_steps(steps, g) for g in task.train_inputs]
+                made[steps] = None if any(g is None for g in grids) else grids
+        seen = set()
+        for steps, grids in made.items():
             # Every size transform paints the grid's own colours (or 0): a grid that lacks a colour
-            # of its output cannot become it.
-            if any(g is None or not _colours(o) <= _colours(g) | {0} for g, o in zip(grids, task.train_outputs)):
+            # of its output cannot become it. Of chains with the same grids, the first is enough.
+            if grids is None or any(not _colours(o) <= _colours(g) | {0} for g, o in zip(grids, task.train_outputs)):
                 continue
+            key = tuple((g.shape, g.tobytes()) for g in grids)
+            if key in seen:
+                continue
+            seen.add(key)
             c = len(cands)
             cands.append((i, steps))
             rows += [(c, g, o) for g, o in zip(grids, task.train_outputs)]
     if not rows:
         return {}
-    fits = _fits(rows, len(cands))  # (candidates, transforms)
+    fits = np.ones((len(cands), len(SIZE_TRANSFORMS)), dtype=bool)
+    for start in range(0, len(rows), ROWS_PER_CHUNK):
+        fits &= _fits(rows[start:start + ROWS_PER_CHUNK], len(cands))
     found: dict = {}
+    tried: dict = {}
     order = sorted(range(len(cands)), key=lambda c: (cands[c][0], len(cands[c][1]), c))
     for c in order:
         i, steps = cands[c]
         for k in np.nonzero(fits[c])[0]:
             name, args = SIZE_TRANSFORMS[k]
             for rule in rules[i]:
-                program = _program(tasks[i], steps, name, args, rule)
                 kept = found.setdefault(i, [])
-                if program is not None and len(kept) < MAX_PROGRAMS and not any(
-                        _same_outputs(program, p) for p in kept):
+                if len(kept) == MAX_PROGRAMS or tried.get(i, 0) == MAX_TRIES:
+                    continue
+                tried[i] = tried.get(i, 0) + 1
+                program = _program(tasks[i], steps, name, args, rule)
+                if program is not None and not any(_same_outputs(program, p) for p in kept):
                     kept.append(program)
     return {i: ps for i, ps in found.items() if ps}
 
 
+def _one_step_grids(tasks) -> list:
+    """Per task: ``{(): train inputs, ((name, args),): train grids}`` for the empty chain and every
+    chain of one transform that has a result on every train input of the task."""
+    grids = [g for task in tasks for g in task.train_inputs]
+    stack, h, w = _padded(grids)
+    bounds = np.cumsum([0] + [len(task.train_inputs) for task in tasks])
+    made = [{(): list(task.train_inputs)} for task in tasks]
+    with stack_cache.scope():
+        for tr in transforms():
+            try:
+                if tr.primitive.layout == "padded" or tr.primitive.pad == "crop":
+                    res = tr.padded(np, stack, h, w)
+                    arr, rh, rw, valid = res.arr, res.h, res.w, res.valid
+                else:  # right on zero-padded stacks, in place: the input's sides
+                    arr, rh, rw, valid = tr(np, stack), h, w, np.ones(len(grids), dtype=bool)
+            except ValueError:
+                continue
+            if not isinstance(arr, np.ndarray) or arr.ndim != 3:
+                continue
+            for t in range(len(tasks)):
+                lo, hi = bounds[t], bounds[t + 1]
+                if valid[lo:hi].all():
+                    made[t][((tr.name, tr.args),)] = [arr[i, :rh[i], :rw[i]] for i in range(lo, hi)]
+    return made
+
+
+def _padded(grids):
+    """A zero-padded stack of ``grids`` and their sides."""
+    H, W = max(g.shape[0] for g in grids), max(g.shape[1] for g in grids)
+    stack = np.zeros((len(grids), H, W), dtype=np.uint8)
+    for i, g in enumerate(grids):
+        stack[i, :g.shape[0], :g.shape[1]] = g
+    sides = np.array([g.shape for g in grids], dtype=np.int64).reshape(-1, 2)
+    return stack, sides[:, 0].copy(), sides[:, 1].copy()
+
+
 def _fits(rows: list, num_cands: int) -> np.ndarray:
     """Per candidate and size transform: whether the transform, with each train output's size,
-    turns the candidate's every train grid into its output."""
+    turns the candidate's every train grid (of those in ``rows``) into its output."""
     n = len(rows)
     H, W = max(r[1].shape[0] for r in rows), max(r[1].shape[1] for r in rows)
     g = np.zeros((n, H, W), dtype=np.uint8)
@@ -142,15 +199,32 @@ def _fits(rows: list, num_cands: int) -> np.ndarray:
         h[r], w[r] = grid.shape
         oh[r], ow[r] = out.shape
         owner[r] = c
-    size = Padded(None, oh, ow, np.ones(n, dtype=bool))
+    # Where an output is no smaller than its grid, every block of resample_to is one cell: its
+    # block modes give what "nearest" gives, and run only on the other rows.
+    down = np.nonzero((oh < h) | (ow < w))[0]
     fits = np.ones((num_cands, len(SIZE_TRANSFORMS)), dtype=bool)
+    nearest = None
     for k, (name, args) in enumerate(SIZE_TRANSFORMS):
-        res = getattr(size_primitives, name)(np, g, h, w, size, *args)
-        out_rows, out_cols = res.arr.shape[1:]
-        right = res.valid & (res.h == oh) & (res.w == ow) & (res.arr == target[:, :out_rows, :out_cols]).all(axis=(1, 2))
-        wrong = np.bincount(owner[~right], minlength=num_cands) > 0
-        fits[:, k] = ~wrong
+        block_mode = name == "resample_to" and args[0] != "nearest"
+        if block_mode:
+            right = nearest.copy()
+            if down.size:
+                right[down] = _right(name, args, g[down], h[down], w[down], oh[down], ow[down], target[down])
+        else:
+            right = _right(name, args, g, h, w, oh, ow, target)
+            if name == "resample_to":
+                nearest = right
+        fits[:, k] = ~(np.bincount(owner[~right], minlength=num_cands) > 0)
     return fits
+
+
+def _right(name, args, g, h, w, oh, ow, target) -> np.ndarray:
+    """Per row: whether size transform ``name`` makes the grid (``g``, sides ``h`` x ``w``) its
+    target (``target``, sides ``oh`` x ``ow``)."""
+    g = g[:, :int(h.max()), :int(w.max())]
+    res = getattr(size_primitives, name)(np, g, h, w, Padded(None, oh, ow, None), *args)
+    out_rows, out_cols = res.arr.shape[1:]
+    return res.valid & (res.h == oh) & (res.w == ow) & (res.arr == target[:, :out_rows, :out_cols]).all(axis=(1, 2))
 
 
 def _program(task, steps, name, args, rule) -> FoundProgram | None:
@@ -176,4 +250,4 @@ def _same_outputs(a: FoundProgram, b: FoundProgram) -> bool:
 
 
 def _colours(grid) -> set:
-    return set(np.unique(grid).tolist())
+    return set(np.nonzero(np.bincount(grid.ravel(), minlength=10))[0].tolist())

@@ -150,8 +150,8 @@ def resample_to(xp, g, h, w, size, mode):
     top, left = xp.minimum(top, H), xp.minimum(left, W)
     # Per colour, the cells of each block from 2-D prefix sums (the padding's zeros not counted).
     cells = (g[..., None] == xp.arange(NUM_COLOURS, dtype=g.dtype)) & real_mask(xp, g, h, w)[..., None]
-    sums = xp.zeros((n, H + 1, W + 1, NUM_COLOURS), dtype=xp.int32)
-    sums[:, 1:, 1:] = cells.astype(xp.int32).cumsum(axis=1).cumsum(axis=2)
+    sums = xp.zeros((n, H + 1, W + 1, NUM_COLOURS), dtype=xp.int16)  # at most 900 cells
+    sums[:, 1:, 1:] = cells.astype(xp.int16).cumsum(axis=1, dtype=xp.int16).cumsum(axis=2, dtype=xp.int16)
     corners = xp.stack([xp.broadcast_to(r * (W + 1) + c, (n, rows, cols))
                         for r, c in ((bottom, right), (top, right), (bottom, left), (top, left))])
     at = sums.reshape(n, -1, NUM_COLOURS)[xp.arange(n)[None, :, None, None], corners]
