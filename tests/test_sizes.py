@@ -13,6 +13,7 @@ from pipeline.search.colour_roles import restored
 from pipeline.search.mechanisms import MECHANISMS, mechanisms_of
 from pipeline.search.shards import search_shard
 from pipeline.search.sizes import fit_rules, sized_programs
+from solvers import dsl
 
 RNG = np.random.default_rng(3)
 
@@ -113,3 +114,19 @@ def test_sized_program_round_trips_and_keeps_its_size_through_colour_roles():
     source = check_solver(wrapped.source()).source
     assert "output_size(normalise_colours(I" in source or "output_size(x" in source
     assert source == check_solver(chain_source(list(program.steps), (), wrapped.roles, program.sized)).source
+
+
+def test_a_task_padded_first_then_transformed():
+    # Outputs: the input padded to 6 x 6 (top left), then diagonal rays drawn from its cells.
+    def make(g):
+        return dsl.diagonal_rays(dsl.fit_to(g, np.zeros((6, 6), np.uint8), "top_left"), "down_right")
+    inputs = [np.array(x, np.uint8) for x in ([[6, 1, 0], [3, 0, 0], [0, 0, 0]], [[0, 4, 0], [0, 8, 0], [2, 0, 0]],
+                                              [[0, 0, 5], [0, 0, 0], [7, 0, 0]], [[0, 0, 0], [1, 0, 0], [0, 9, 3]])]
+    task, expected = _task(inputs, make)
+    program = sized_programs([task], [[]])[0][0]
+    assert program.sized_first and program.steps == (("diagonal_rays", ("down_right",)),)
+    assert program.sized == ("fit_to", ("top_left",), ("const", 6, 6))
+    assert np.array_equal(program.test_outputs[0], expected)
+    source = check_solver(program.source()).source
+    assert np.array_equal(_run(source, task.test_inputs[0]), expected)
+    assert FoundProgram.from_dict(program.to_dict()) == program

@@ -25,7 +25,8 @@ class FoundProgram:
     set, are the fixed colours of a colour-roles program (:mod:`pipeline.search.colour_roles`): the
     chains run on the input renamed by role, and the result is named back. ``sized``, when set, is
     ``(name, args, rule)``: the result is finally made the size that the size rule ``rule`` gives
-    for the input by the size-taking transform ``name`` (:mod:`solvers.primitives.sizes`). ``rank`` orders programs: solved ones (every train pair fitted)
+    for the input by the size-taking transform ``name`` (:mod:`solvers.primitives.sizes`); with
+    ``sized_first``, that transform makes the input the rule's size before the chains run on it. ``rank`` orders programs: solved ones (every train pair fitted)
     above 50, shorter first; others by partial credit (exact pairs + cell accuracy, at most 2).
     ``test_outputs`` holds one grid per test input: a 2-D uint8 NumPy array as the search made it,
     or a list of rows (:func:`plain_grid` gives that form). The search leaves them arrays: a
@@ -42,14 +43,16 @@ class FoundProgram:
     layers: tuple = ()  # chains of steps painted over ``steps``' result, the last on top
     roles: tuple | None = None  # fixed colours, where the chains run on the input renamed by role
     sized: tuple | None = None  # (transform name, args, size rule) applied last, to the rule's size
+    sized_first: bool = False  # ``sized`` applied to the input, before the chains, instead
 
     def __eq__(self, other) -> bool:
         """Equal fields, the test outputs compared as grids (an array equals the same rows as lists)."""
         if not isinstance(other, FoundProgram):
             return NotImplemented
-        return ((self.steps, self.layers, self.roles, self.sized, self.rank, self.solved, self.train_exact, self.score)
-                == (other.steps, other.layers, other.roles, other.sized, other.rank, other.solved, other.train_exact,
-                    other.score)
+        return ((self.steps, self.layers, self.roles, self.sized, self.sized_first, self.rank, self.solved,
+                 self.train_exact, self.score)
+                == (other.steps, other.layers, other.roles, other.sized, other.sized_first, other.rank, other.solved,
+                    other.train_exact, other.score)
                 and len(self.test_outputs) == len(other.test_outputs)
                 and all(plain_grid(a) == plain_grid(b) for a, b in zip(self.test_outputs, other.test_outputs)))
 
@@ -72,7 +75,7 @@ class FoundProgram:
         """Straight-line Python source: ``def solve(I): ...`` using the DSL's primitive names."""
         return chain_source([(name, args) for name, args in self.steps],
                             [[(name, args) for name, args in layer] for layer in self.layers], self.roles,
-                            self.sized)
+                            self.sized, self.sized_first)
 
     def to_dict(self) -> dict:
         """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
@@ -81,7 +84,8 @@ class FoundProgram:
                 "test_outputs": [plain_grid(g) for g in self.test_outputs],
                 "layers": [[[n, _plain(a)] for n, a in layer] for layer in self.layers],
                 "roles": None if self.roles is None else list(self.roles),
-                "sized": None if self.sized is None else [self.sized[0], _plain(self.sized[1]), list(self.sized[2])]}
+                "sized": None if self.sized is None else [self.sized[0], _plain(self.sized[1]), list(self.sized[2])],
+                "sized_first": self.sized_first}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FoundProgram":
@@ -92,7 +96,8 @@ class FoundProgram:
         if sized is not None:
             sized = (sized[0], _unplain(sized[1]), tuple(sized[2]))
         return cls(steps, float(d["rank"]), bool(d["solved"]), int(d["train_exact"]), float(d["score"]),
-                   tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles), sized)
+                   tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles), sized,
+                   bool(d.get("sized_first", False)))
 
 
 def _plain(args):

@@ -103,7 +103,7 @@ def sized_programs(tasks, chains: list) -> dict:
     todo = [i for i, r in enumerate(rules) if r]
     if not todo:
         return {}
-    one_step = _one_step_grids([tasks[i] for i in todo])
+    one_step = _one_step_grids([list(tasks[i].train_inputs) for i in todo])
     # One row per (task, chain, train pair): the chain's grid, padded, and its output's.
     cands, rows = [], []  # cands: (task index, steps); rows: (candidate index, grid, output)
     for i, made in zip(todo, one_step):
@@ -130,7 +130,7 @@ def sized_programs(tasks, chains: list) -> dict:
     fits = np.ones((len(cands), len(SIZE_TRANSFORMS)), dtype=bool)
     for start in range(0, len(rows), ROWS_PER_CHUNK):
         fits &= _fits(rows[start:start + ROWS_PER_CHUNK], len(cands))
-    found: dict = {}
+    found: dict = _padded_first(tasks, [i for i in todo if _grows(tasks[i])], rules)
     tried: dict = {}
     order = sorted(range(len(cands)), key=lambda c: (cands[c][0], len(cands[c][1]), c))
     for c in order:
@@ -148,13 +148,46 @@ def sized_programs(tasks, chains: list) -> dict:
     return {i: ps for i, ps in found.items() if ps}
 
 
-def _one_step_grids(tasks) -> list:
-    """Per task: ``{(): train inputs, ((name, args),): train grids}`` for the empty chain and every
-    chain of one transform that has a result on every train input of the task."""
-    grids = [g for task in tasks for g in task.train_inputs]
+def _grows(task) -> bool:
+    """Whether every train output is at least as large as its input on both sides."""
+    return all(o.shape[0] >= i.shape[0] and o.shape[1] >= i.shape[1]
+               for i, o in zip(task.train_inputs, task.train_outputs))
+
+
+def _padded_first(tasks, todo: list, rules: list) -> dict:
+    """Programs that pad the input to the output's size first (:func:`fit_to`, top left), then
+    apply one transform: ``{task index: [FoundProgram]}`` for the tasks ``todo`` where one
+    reproduces every train output."""
+    if not todo:
+        return {}
+    padded = []
+    for i in todo:
+        task = tasks[i]
+        stack, h, w = _padded(list(task.train_inputs))
+        size = Padded(None, np.array([o.shape[0] for o in task.train_outputs]),
+                      np.array([o.shape[1] for o in task.train_outputs]), None)
+        res = size_primitives.fit_to(np, stack, h, w, size, "top_left")
+        padded.append([res.arr[k, :res.h[k], :res.w[k]] for k in range(len(task.train_inputs))])
+    found = {}
+    for i, made in zip(todo, _one_step_grids(padded)):
+        outputs = tasks[i].train_outputs
+        for steps, grids in made.items():
+            if steps and all(np.array_equal(g, o) for g, o in zip(grids, outputs)):
+                program = _program(tasks[i], steps, "fit_to", ("top_left",), rules[i][0], first=True)
+                if program is not None:
+                    found[i] = [program]
+                    break
+    return found
+
+
+def _one_step_grids(inputs: list) -> list:
+    """Per list of grids of ``inputs`` (a task's train inputs): ``{(): the grids, ((name, args),):
+    their transforms}`` for the empty chain and every chain of one transform that has a result on
+    every grid of the list."""
+    grids = [g for task_inputs in inputs for g in task_inputs]
     stack, h, w = _padded(grids)
-    bounds = np.cumsum([0] + [len(task.train_inputs) for task in tasks])
-    made = [{(): list(task.train_inputs)} for task in tasks]
+    bounds = np.cumsum([0] + [len(task_inputs) for task_inputs in inputs])
+    made = [{(): list(task_inputs)} for task_inputs in inputs]
     with stack_cache.scope():
         for tr in transforms():
             try:
@@ -167,7 +200,7 @@ def _one_step_grids(tasks) -> list:
                 continue
             if not isinstance(arr, np.ndarray) or arr.ndim != 3:
                 continue
-            for t in range(len(tasks)):
+            for t in range(len(inputs)):
                 lo, hi = bounds[t], bounds[t + 1]
                 if valid[lo:hi].all():
                     made[t][((tr.name, tr.args),)] = [arr[i, :rh[i], :rw[i]] for i in range(lo, hi)]
@@ -227,22 +260,26 @@ def _right(name, args, g, h, w, oh, ow, target) -> np.ndarray:
     return res.valid & (res.h == oh) & (res.w == ow) & (res.arr == target[:, :out_rows, :out_cols]).all(axis=(1, 2))
 
 
-def _program(task, steps, name, args, rule) -> FoundProgram | None:
-    """The sized program of ``steps`` and transform ``name`` with size rule ``rule``, its test
-    outputs made on the test inputs (None where one has none)."""
+def _program(task, steps, name, args, rule, first: bool = False) -> FoundProgram | None:
+    """The sized program of ``steps`` and transform ``name`` with size rule ``rule`` (``first``:
+    applied to the input before ``steps``), its test outputs made on the test inputs (None where
+    one has none)."""
     tests = []
     for grid in task.test_inputs:
-        made = run_steps(steps, grid)
-        if made is None:
-            return None
         try:
-            out = getattr(dsl, name)(made, dsl.output_size(grid, rule), *args)
+            if first:
+                made = run_steps(steps, getattr(dsl, name)(grid, dsl.output_size(grid, rule), *args))
+            else:
+                made = run_steps(steps, grid)
+                made = None if made is None else getattr(dsl, name)(made, dsl.output_size(grid, rule), *args)
         except ValueError:
             return None
-        tests.append(np.asarray(out, dtype=np.uint8))
+        if made is None:
+            return None
+        tests.append(np.asarray(made, dtype=np.uint8))
     size = len(steps) + 2
     return FoundProgram(tuple(steps), SIZED_RANK - size, True, len(task.train_outputs), 1.0, tuple(tests),
-                        sized=(name, tuple(args), tuple(rule)))
+                        sized=(name, tuple(args), tuple(rule)), sized_first=first)
 
 
 def _same_outputs(a: FoundProgram, b: FoundProgram) -> bool:
