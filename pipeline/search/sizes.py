@@ -235,26 +235,26 @@ def _fits(rows: list, num_cands: int) -> np.ndarray:
     # Where an output is no smaller than its grid, every block of resample_to is one cell: its
     # block modes give what "nearest" gives, and run only on the other rows.
     down = np.nonzero((oh < h) | (ow < w))[0]
+    g_down = g[down][:, :int(h[down].max()), :int(w[down].max())] if down.size else None
     fits = np.ones((num_cands, len(SIZE_TRANSFORMS)), dtype=bool)
     nearest = None
-    for k, (name, args) in enumerate(SIZE_TRANSFORMS):
-        block_mode = name == "resample_to" and args[0] != "nearest"
-        if block_mode:
-            right = nearest.copy()
-            if down.size:
-                right[down] = _right(name, args, g[down], h[down], w[down], oh[down], ow[down], target[down])
-        else:
-            right = _right(name, args, g, h, w, oh, ow, target)
-            if name == "resample_to":
-                nearest = right
-        fits[:, k] = ~(np.bincount(owner[~right], minlength=num_cands) > 0)
+    with stack_cache.scope():  # the block modes share the grids' colour counts
+        for k, (name, args) in enumerate(SIZE_TRANSFORMS):
+            if name == "resample_to" and args[0] != "nearest":
+                right = nearest.copy()
+                if down.size:
+                    right[down] = _right(name, args, g_down, h[down], w[down], oh[down], ow[down], target[down])
+            else:
+                right = _right(name, args, g[:, :int(h.max()), :int(w.max())], h, w, oh, ow, target)
+                if name == "resample_to":
+                    nearest = right
+            fits[:, k] = ~(np.bincount(owner[~right], minlength=num_cands) > 0)
     return fits
 
 
 def _right(name, args, g, h, w, oh, ow, target) -> np.ndarray:
     """Per row: whether size transform ``name`` makes the grid (``g``, sides ``h`` x ``w``) its
     target (``target``, sides ``oh`` x ``ow``)."""
-    g = g[:, :int(h.max()), :int(w.max())]
     res = getattr(size_primitives, name)(np, g, h, w, Padded(None, oh, ow, None), *args)
     out_rows, out_cols = res.arr.shape[1:]
     return res.valid & (res.h == oh) & (res.w == ow) & (res.arr == target[:, :out_rows, :out_cols]).all(axis=(1, 2))

@@ -22,8 +22,9 @@ from __future__ import annotations
 from solvers.batch import MAX_SIDE, NUM_COLOURS, bounding_boxes, colour_counts
 from solvers.padded import Padded
 from solvers.primitives.objects import _by_size
-from solvers.ragged import coords, per_grid, real_mask, remap
+from solvers.ragged import coords, per_grid, remap
 from solvers.registry import primitive
+from solvers.stack_cache import per_stack
 
 ANCHORS = ("top_left", "top_right", "bottom_left", "bottom_right", "centre")
 RESAMPLE_MODES = ("nearest", "majority", "any_colour")
@@ -129,6 +130,16 @@ def mirror_tile_to(xp, g, h, w, size):
     return _sized(xp, g, th, tw, rows, cols, src)
 
 
+def _colour_prefix_sums(xp, g):
+    """Per grid of the stack ``g`` (n, H, W) and colour: the 2-D prefix sums of its cells of that
+    colour, (n, H + 1, W + 1, colours) int16 (a grid has at most 900 cells)."""
+    n, H, W = g.shape
+    cells = g[..., None] == xp.arange(NUM_COLOURS, dtype=g.dtype)
+    sums = xp.zeros((n, H + 1, W + 1, NUM_COLOURS), dtype=xp.int16)
+    sums[:, 1:, 1:] = cells.astype(xp.int16).cumsum(axis=1, dtype=xp.int16).cumsum(axis=2, dtype=xp.int16)
+    return sums
+
+
 @primitive((), layout="padded")
 def resample_to(xp, g, h, w, size, mode):
     """Scale each grid to the sides of ``size``: output cell (r, c) reads the block of input rows
@@ -148,10 +159,8 @@ def resample_to(xp, g, h, w, size, mode):
     bottom = xp.minimum(xp.maximum(top + 1, (R + 1) * hh // TH), H)
     right = xp.minimum(xp.maximum(left + 1, (C + 1) * ww // TW), W)
     top, left = xp.minimum(top, H), xp.minimum(left, W)
-    # Per colour, the cells of each block from 2-D prefix sums (the padding's zeros not counted).
-    cells = (g[..., None] == xp.arange(NUM_COLOURS, dtype=g.dtype)) & real_mask(xp, g, h, w)[..., None]
-    sums = xp.zeros((n, H + 1, W + 1, NUM_COLOURS), dtype=xp.int16)  # at most 900 cells
-    sums[:, 1:, 1:] = cells.astype(xp.int16).cumsum(axis=1, dtype=xp.int16).cumsum(axis=2, dtype=xp.int16)
+    # Per colour, the cells of each block from 2-D prefix sums (a block lies inside its grid).
+    sums = per_stack(g, ("colour prefix sums",), lambda: _colour_prefix_sums(xp, g))
     corners = xp.stack([xp.broadcast_to(r * (W + 1) + c, (n, rows, cols))
                         for r, c in ((bottom, right), (top, right), (bottom, left), (top, left))])
     at = sums.reshape(n, -1, NUM_COLOURS)[xp.arange(n)[None, :, None, None], corners]
