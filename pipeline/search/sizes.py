@@ -4,9 +4,11 @@ candidate's grids the size a fitted rule predicts.
 Per task, the size rules of :mod:`solvers.primitives.sizes` are fitted on the train pairs: a rule
 is kept when it gives every train output's size. For an unsolved task with a kept rule, whose
 outputs differ in size from their inputs, each candidate chain (the input itself, every chain of
-one transform and the programs of the task's leaderboard) is made the size of each train output by each size-taking
-transform (:data:`SIZE_TRANSFORMS`); a chain and transform that reproduce every train output
-become a solved program, its test outputs made with the rule's sizes for the test inputs.
+one transform, and the programs of the task's leaderboard) is made the size of each train output
+by each size-taking transform (:data:`SIZE_TRANSFORMS`); a chain and transform that reproduce
+every train output become a solved program, its test outputs made with the rule's sizes for the
+test inputs. Where the outputs grow, the input padded to the output's size (top left) followed
+by one transform is tried too.
 
 The train outputs' sizes are what every kept rule gives on the train inputs, so the check is the
 same for all rules: the transforms run once, over every candidate grid of every task, as a few
