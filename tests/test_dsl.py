@@ -346,8 +346,9 @@ CASES = [
 from test_dsl_more import MORE_CASES  # noqa: E402  (hand-made cases of the later primitive modules)
 from test_dsl_moves import MOVES_CASES  # noqa: E402
 from test_dsl_paint import PAINT_CASES  # noqa: E402
+from test_dsl_sizes import SIZES_CASES  # noqa: E402
 
-CASES += MORE_CASES + MOVES_CASES + PAINT_CASES
+CASES += MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
@@ -419,7 +420,9 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours", "constant")}  # dict / grid args
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours", "constant",
+                                                                     "fit_to", "tile_to", "mirror_tile_to",
+                                                                     "resample_to")}  # dict / grid args
     missing = [str(t) for t in transforms()
                if t.name not in COLOUR_ARG and (t.name, t.args) not in covered]
     assert not missing, missing
@@ -442,8 +445,8 @@ def test_transforms_are_stable_and_named():
 
 
 def test_primitives_applied_after_the_search_are_not_enumerated():
-    assert {"colormap", "paint", "normalise_colours", "restore_colours", "constant"}.isdisjoint(
-        {t.name for t in transforms()})
+    assert {"colormap", "paint", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
+            "tile_to", "mirror_tile_to", "resample_to"}.isdisjoint({t.name for t in transforms()})
 
 
 def test_dsl_exports_every_primitive():

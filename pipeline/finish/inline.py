@@ -436,7 +436,7 @@ def inline(source: str) -> Inlined:
     return Inlined(src, solver_id(src), calls)
 
 
-def chain_source(steps, layers=(), roles=None) -> str:
+def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False) -> str:
     """Straight-line source of the unary chain ``steps`` applied to ``I``.
 
     ``steps`` is a list of ``(function_name, extra_args)``; each function gets
@@ -448,9 +448,12 @@ def chain_source(steps, layers=(), roles=None) -> str:
 
     ``layers``, when given, are further chains applied to ``I``, each painted over the result
     of the ones before where it is non-zero (``O = paint(base, layer1, layer2, ...)``, the last
-    on top). ``roles`` (a tuple of fixed colours), when given, runs the chains on
-    ``normalise_colours(I, roles)`` and names the result back with ``restore_colours``. An
-    empty chain gives the identity solver (``O = I``). Raises
+    on top). ``sized``, when given as ``(function_name, extra_args, rule)``, makes that result
+    the size the size rule gives for the chains' input: ``name(result, output_size(I, rule),
+    *extra_args)``; with ``sized_first``, the input is made that size so, and the chains run on
+    the result. ``roles`` (a tuple of fixed colours), when given, runs the chains (and the
+    size rule) on ``normalise_colours(I, roles)`` and names the result back with
+    ``restore_colours``. An empty chain gives the identity solver (``O = I``). Raises
     :class:`InlineError` for a bad function name or argument.
     """
     lines = ["def solve(I):"]
@@ -461,11 +464,24 @@ def chain_source(steps, layers=(), roles=None) -> str:
         start = "x0"
     results = []
     chains = (steps, *layers)
-    last = None if layers or roles is not None else "O"
+    num_vars = sum(len(c) for c in chains)
+    if sized is not None:
+        name, extra, rule = sized
+        _check_literal(tuple(rule))
+        _chain_lines([(name, extra)], 0, [], None)  # checks the name and arguments
+        size_line = f"    x{num_vars + 1} = output_size({start}, {_literal_text(tuple(rule))})"
+        sized_args = "".join(", " + _literal_text(a) for a in tuple(extra))
+    if sized is not None and sized_first:
+        lines += [size_line, f"    x{num_vars + 2} = {name}({start}, x{num_vars + 1}{sized_args})"]
+        start = f"x{num_vars + 2}"
+    last = None if layers or roles is not None or (sized is not None and not sized_first) else "O"
     for k, chain in enumerate(chains):
         first_var = sum(len(c) for c in chains[:k]) + 1
         results.append(_chain_lines(chain, first_var, lines, last, start))
     result = f"paint({', '.join(results)})" if layers else results[0]
+    if sized is not None and not sized_first:
+        lines.append(size_line)
+        result = f"{name}({result}, x{num_vars + 1}{sized_args})"
     if roles is not None:
         result = f"restore_colours({result}, I, {_literal_text(tuple(roles))})"
     if result != "O":

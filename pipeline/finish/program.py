@@ -23,7 +23,10 @@ class FoundProgram:
     last step (``colormap``). ``layers``, for a layered composition, are further chains on the
     input, each painted over the result of those before it where it is non-zero. ``roles``, when
     set, are the fixed colours of a colour-roles program (:mod:`pipeline.search.colour_roles`): the
-    chains run on the input renamed by role, and the result is named back. ``rank`` orders programs: solved ones (every train pair fitted)
+    chains run on the input renamed by role, and the result is named back. ``sized``, when set, is
+    ``(name, args, rule)``: the result is finally made the size that the size rule ``rule`` gives
+    for the input by the size-taking transform ``name`` (:mod:`solvers.primitives.sizes`); with
+    ``sized_first``, that transform makes the input the rule's size before the chains run on it. ``rank`` orders programs: solved ones (every train pair fitted)
     above 50, shorter first; others by partial credit (exact pairs + cell accuracy, at most 2).
     ``test_outputs`` holds one grid per test input: a 2-D uint8 NumPy array as the search made it,
     or a list of rows (:func:`plain_grid` gives that form). The search leaves them arrays: a
@@ -39,13 +42,17 @@ class FoundProgram:
     test_outputs: tuple  # one grid per test input (see above)
     layers: tuple = ()  # chains of steps painted over ``steps``' result, the last on top
     roles: tuple | None = None  # fixed colours, where the chains run on the input renamed by role
+    sized: tuple | None = None  # (transform name, args, size rule) applied last, to the rule's size
+    sized_first: bool = False  # ``sized`` applied to the input, before the chains, instead
 
     def __eq__(self, other) -> bool:
         """Equal fields, the test outputs compared as grids (an array equals the same rows as lists)."""
         if not isinstance(other, FoundProgram):
             return NotImplemented
-        return ((self.steps, self.layers, self.roles, self.rank, self.solved, self.train_exact, self.score)
-                == (other.steps, other.layers, other.roles, other.rank, other.solved, other.train_exact, other.score)
+        return ((self.steps, self.layers, self.roles, self.sized, self.sized_first, self.rank, self.solved,
+                 self.train_exact, self.score)
+                == (other.steps, other.layers, other.roles, other.sized, other.sized_first, other.rank, other.solved,
+                    other.train_exact, other.score)
                 and len(self.test_outputs) == len(other.test_outputs)
                 and all(plain_grid(a) == plain_grid(b) for a, b in zip(self.test_outputs, other.test_outputs)))
 
@@ -53,9 +60,10 @@ class FoundProgram:
 
     @property
     def size(self) -> int:
-        """Number of calls (a layered composition's ``paint`` and the colour roles' renamings included)."""
+        """Number of calls (a layered composition's ``paint``, the colour roles' renamings and the
+        size transform with its ``output_size`` included)."""
         return (len(self.steps) + sum(len(layer) for layer in self.layers) + bool(self.layers)
-                + 2 * (self.roles is not None))
+                + 2 * (self.roles is not None) + 2 * (self.sized is not None))
 
     @property
     def learned(self) -> int:
@@ -66,7 +74,8 @@ class FoundProgram:
     def source(self) -> str:
         """Straight-line Python source: ``def solve(I): ...`` using the DSL's primitive names."""
         return chain_source([(name, args) for name, args in self.steps],
-                            [[(name, args) for name, args in layer] for layer in self.layers], self.roles)
+                            [[(name, args) for name, args in layer] for layer in self.layers], self.roles,
+                            self.sized, self.sized_first)
 
     def to_dict(self) -> dict:
         """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
@@ -74,16 +83,21 @@ class FoundProgram:
                 "train_exact": self.train_exact, "score": self.score,
                 "test_outputs": [plain_grid(g) for g in self.test_outputs],
                 "layers": [[[n, _plain(a)] for n, a in layer] for layer in self.layers],
-                "roles": None if self.roles is None else list(self.roles)}
+                "roles": None if self.roles is None else list(self.roles),
+                "sized": None if self.sized is None else [self.sized[0], _plain(self.sized[1]), list(self.sized[2])],
+                "sized_first": self.sized_first}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FoundProgram":
         """Inverse of :meth:`to_dict`."""
         steps = tuple((n, _unplain(a)) for n, a in d["steps"])
         layers = tuple(tuple((n, _unplain(a)) for n, a in layer) for layer in d.get("layers", ()))
-        roles = d.get("roles")
+        roles, sized = d.get("roles"), d.get("sized")
+        if sized is not None:
+            sized = (sized[0], _unplain(sized[1]), tuple(sized[2]))
         return cls(steps, float(d["rank"]), bool(d["solved"]), int(d["train_exact"]), float(d["score"]),
-                   tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles))
+                   tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles), sized,
+                   bool(d.get("sized_first", False)))
 
 
 def _plain(args):

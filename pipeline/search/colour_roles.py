@@ -56,7 +56,8 @@ def restored(task: Task, programs: list) -> list:
     out = []
     for p in programs:
         tests = tuple(inv[np.asarray(g, dtype=np.int64)].astype(np.uint8) for inv, g in zip(inverses, p.test_outputs))
-        out.append(FoundProgram(p.steps, p.rank, p.solved, p.train_exact, p.score, tests, p.layers, fixed))
+        out.append(FoundProgram(p.steps, p.rank, p.solved, p.train_exact, p.score, tests, p.layers, fixed, p.sized,
+                                p.sized_first))
     return out
 
 

@@ -11,7 +11,9 @@ Each mechanism is on by default and can be switched off for an ablation
   (:data:`FREE_STEPS`: crops to the content), applied to every state of the last level, so that a
   depth-``d`` search also finds the depth-``d`` programs followed by one of them;
 - ``templates``: a task's train outputs as constant grids (:mod:`pipeline.search.templates`), the
-  bottom layer of a layered composition or, repeated, an answer of their own.
+  bottom layer of a layered composition or, repeated, an answer of their own;
+- ``sizes``: output-size rules fitted on the train pairs, and size-taking transforms applied to a
+  task's candidate chains with the rule's size (:mod:`pipeline.search.sizes`).
 
 A report also names two things every run does: ``colour table`` (a colour table learnt from the
 train pairs as the last step) and ``partial`` (the attempts come from a program that fits only
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-MECHANISMS = ("layers", "colour_roles", "free_steps", "templates")
+MECHANISMS = ("layers", "colour_roles", "free_steps", "templates", "sizes")
 # The primitives of the free steps (all their argument values).
 FREE_STEPS = ("crop_content", "crop_minority", "compress")
 
@@ -37,6 +39,8 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
         used.append("colour_roles")
     if source and "constant(" in source:
         used.append("templates")
+    if source and "output_size(" in source:
+        used.append("sizes")
     if source and "colormap(" in source:
         used.append("colour table")
     if source and depth is not None and _chain_calls(source) > depth:
@@ -47,8 +51,10 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
 
 
 
-# Calls that wrap searched chains without being searched steps themselves.
-_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours", "constant"}
+# Calls that wrap searched chains without being searched steps themselves (the colour table,
+# layers, colour roles, templates and output sizes).
+_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
+             "tile_to", "mirror_tile_to", "resample_to"}
 
 
 def _chain_calls(source: str) -> int:

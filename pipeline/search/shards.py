@@ -16,12 +16,13 @@ from threadpoolctl import threadpool_limits
 
 from pipeline.finish.program import FoundProgram
 from pipeline.run.tasks import Task
-from pipeline.search.colour_roles import merged, restored, role_variant
+from pipeline.search.colour_roles import VARIANT_SUFFIX, merged, restored, role_variant
 from pipeline.search.device import plain_reductions, stage_pinned
 from pipeline.search.driver import Search
 from pipeline.search.layers import compose_layers
 from pipeline.search.mechanisms import MECHANISMS
 from pipeline.search.problem import Problem
+from pipeline.search.sizes import sized_programs
 from pipeline.search.templates import template_chains, template_pieces, template_programs
 from solvers.primitives import transforms
 
@@ -160,6 +161,10 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
         res.stage_seconds["search.layers"] = time.perf_counter() - t0
     if "templates" in mechanisms:
         _add_templates(tasks, res.programs)
+    if "sizes" in mechanisms:
+        t0 = time.perf_counter()
+        _add_sized(tasks, res.programs)
+        res.stage_seconds["search.sizes"] = time.perf_counter() - t0
     for task in originals:
         if task.id in variants:
             variant = restored(task, res.programs.pop(variants[task.id].id))
@@ -203,6 +208,21 @@ def _add_templates(tasks, programs: dict) -> None:
             found = template_programs(task)
             if found:
                 programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
+
+
+def _add_sized(tasks, programs: dict) -> None:
+    """Add sized programs (:mod:`pipeline.search.sizes`) to each task that no program solves (nor
+    its raw task, for a colour-roles variant), made from the input and its leaderboard's chains."""
+    def solved(task_id):
+        return any(p.solved for p in programs.get(task_id, ()))
+
+    todo = [t for t, task in enumerate(tasks)
+            if not solved(task.id) and not solved(task.id.removesuffix(VARIANT_SUFFIX))]
+    chains = [[p.steps for p in programs[tasks[t].id] if not p.layers and p.sized is None] for t in todo]
+    found = sized_programs([tasks[t] for t in todo], chains)
+    for i, sized in found.items():
+        task_id = tasks[todo[i]].id
+        programs[task_id] = sorted(sized + programs[task_id], key=lambda p: -p.rank)
 
 
 def task_cost(task) -> float:
