@@ -343,8 +343,9 @@ CASES = [
 
 from test_dsl_more import MORE_CASES  # noqa: E402  (hand-made cases of the later primitive modules)
 from test_dsl_moves import MOVES_CASES  # noqa: E402
+from test_dsl_split import SPLIT_CASES  # noqa: E402
 
-CASES += MORE_CASES + MOVES_CASES
+CASES += MORE_CASES + MOVES_CASES + SPLIT_CASES
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
