@@ -261,6 +261,8 @@ def pick_part(xp, g, h, w, parts, criterion):
     (its non-zero cells) no other part has; ``common``: a part whose content occurs most often,
     where no other content occurs as often. Grids without such a part give no result.
     """
+    if g.shape[0] == 0:
+        return no_result(xp, g)
     if parts == "lattice":
         return _pick_lattice_cell(xp, g, h, w, criterion)
     return _pick_object(xp, g, criterion)
@@ -277,6 +279,8 @@ def combine_parts(xp, g, h, w, op):
     ``and``: cells non-zero in all parts (the first part's colour); ``one``: cells non-zero in
     exactly one part (its colour); ``nor``: cells zero in all parts, painted 1.
     """
+    if g.shape[0] == 0:
+        return no_result(xp, g)
     lat = shared_lattice(xp, g, h, w)
     n, H, W = g.shape
     valid = lat.ok & (lat.n_rows <= MAX_PARTS_PER_SIDE) & (lat.n_cols <= MAX_PARTS_PER_SIDE)
