@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from solvers.batch import MAX_SIDE, crop_to_mask
+from solvers.padded import Padded
 from solvers.primitives.objects import label_objects, pick_per_grid
-from solvers.ragged import coords, no_result, per_grid, real_mask, remap
+from solvers.ragged import coords, no_result, per_grid, real_mask, remap, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
 from solvers.xp import stable_argsort
@@ -57,18 +58,19 @@ def _full_line_colours(xp, g, real, across: int):
     return xp.where(full & line_real, colour, 0), line_real
 
 
-def _runs(xp, sep):
+def _runs(xp, sep, places: bool = False):
     """For separator masks ``sep`` (..., L): the number of runs of other lines, the longest run,
-    the lines inside runs, and each line's place in its run (-1 on separators)."""
+    the lines inside runs, and (with ``places``) each line's place in its run (-1 on separators)."""
     cur = xp.zeros(sep.shape[:-1], dtype=np.int64)
     runs, longest = xp.zeros_like(cur), xp.zeros_like(cur)
-    local = xp.full(sep.shape, -1, dtype=np.int64)
+    local = xp.full(sep.shape, -1, dtype=np.int64) if places else None
     for i in range(sep.shape[-1]):
         s = sep[..., i]
         runs += ~s & (cur == 0)
         cur = xp.where(s, 0, cur + 1)
         longest = xp.maximum(longest, cur)
-        local[..., i] = cur - 1
+        if places:
+            local[..., i] = cur - 1
     return runs, longest, (~sep).sum(axis=-1), local
 
 
@@ -76,7 +78,7 @@ def _axis(xp, colour, real, sep_colour):
     """Part index, place, part starts, part count and part size along one axis for the chosen
     separator colour ``sep_colour`` (n,)."""
     sep = (colour == sep_colour[:, None]) | ~real
-    runs, longest, _, local = _runs(xp, sep)
+    runs, longest, _, local = _runs(xp, sep, places=True)
     start = ~sep
     start[:, 1:] &= sep[:, :-1]
     part = xp.where(sep, -1, xp.cumsum(start, axis=1) - 1)
@@ -96,37 +98,40 @@ def lattice(xp, g, h, w) -> Lattice:
     most lines wins (ties: the lower colour).
     """
     real = real_mask(xp, g, h, w)
+    rc, rr = _full_line_colours(xp, g, real, 2)
+    cc, cr = _full_line_colours(xp, g, real, 1)
+    n, H, W = g.shape
+    lat = Lattice(xp.full((n, H), -1, dtype=np.int64), xp.full((n, H), -1, dtype=np.int64),
+                  xp.zeros((n, H), dtype=np.int64), xp.zeros(n, dtype=np.int64), xp.zeros(n, dtype=np.int64),
+                  xp.full((n, W), -1, dtype=np.int64), xp.full((n, W), -1, dtype=np.int64),
+                  xp.zeros((n, W), dtype=np.int64), xp.zeros(n, dtype=np.int64), xp.zeros(n, dtype=np.int64),
+                  xp.zeros(n, dtype=bool))
+    # Only grids with a full line of a non-zero colour can have a lattice: most have none.
+    sub = xp.flatnonzero((rc > 0).any(axis=1) | (cc > 0).any(axis=1))
+    if sub.shape[0] == 0:
+        return lat
     colours = xp.arange(1, 10)[None, :, None]
     found = []
-    for across in (2, 1):
-        colour, line_real = _full_line_colours(xp, g, real, across)
+    for colour, line_real in ((rc[sub], rr[sub]), (cc[sub], cr[sub])):
         sep = (colour[:, None, :] == colours) | ~line_real[:, None, :]
         runs, longest, inside, _ = _runs(xp, sep)
         lines = (colour[:, None, :] == colours).sum(axis=2)
         found.append((colour, line_real, runs, (runs >= 1) & (longest * runs == inside), lines))
-    (rc, rr, r_runs, r_equal, r_lines), (cc, cr, c_runs, c_equal, c_lines) = found
+    (_, _, r_runs, r_equal, r_lines), (_, _, c_runs, c_equal, c_lines) = found
     valid = r_equal & c_equal & (r_runs * c_runs >= 2) & (r_lines + c_lines >= 1)
-    score = xp.where(valid, r_lines + c_lines, -1)
-    sep_colour = score.argmax(axis=1) + 1
+    sep_colour = xp.where(valid, r_lines + c_lines, -1).argmax(axis=1) + 1
     ok = valid.any(axis=1)
-    axes = []
-    for colour, line_real in ((rc, rr), (cc, cr)):
+    fields = []
+    for colour, line_real, _, _, _ in found:
         part, local, start, runs, size = _axis(xp, colour, line_real, sep_colour)
-        # Grids without a lattice have no parts.
-        axes += [xp.where(ok[:, None], part, -1), local, start, xp.where(ok, runs, 0), size]
-    return Lattice(*axes, ok)
+        fields += [xp.where(ok[:, None], part, -1), local, start, xp.where(ok, runs, 0), size]
+    for whole, part in zip(lat, fields + [ok]):
+        whole[sub] = part
+    return lat
 
 
 CRITERIA = ("largest", "smallest", "most_colours", "fewest_colours", "unique_colours", "unique_shape", "common")
 PICKS = tuple(("lattice", c) for c in CRITERIA) + tuple(("objects", c) for c in CRITERIA[2:])
-
-
-def _colour_count(xp, colour_sets):
-    """The number of colours in each colour set (a 9-bit mask)."""
-    count = xp.zeros(colour_sets.shape, dtype=np.int64)
-    for c in range(9):
-        count += (colour_sets >> c) & 1
-    return count
 
 
 def occurrences(xp, group, key):
@@ -136,10 +141,9 @@ def occurrences(xp, group, key):
     return counts[inverse.reshape(-1)]
 
 
-def _choose(xp, exists, cells, colour_sets, shapes, contents, criterion):
+def _choose(xp, exists, cells, colour_sets, n_colours, shapes, contents, criterion):
     """Per grid, the index of the part chosen by ``criterion`` among the parts where ``exists``
     (n, P), parts in reading order (ties: the first), and whether the choice is defined."""
-    n_colours = _colour_count(xp, colour_sets)
     big = 1 << 20
     if criterion in ("largest", "smallest", "most_colours", "fewest_colours"):
         value = cells if criterion in ("largest", "smallest") else n_colours
@@ -162,7 +166,7 @@ def _choose(xp, exists, cells, colour_sets, shapes, contents, criterion):
 
 def _part_features(xp, key, colour, local_r, local_c, size):
     """Per part (``key`` 0..size-1 for every counted cell): non-zero cells, colour set (bit c-1 for
-    colour c), shape hash and content hash."""
+    colour c), number of colours, shape hash and content hash."""
     hist = xp.bincount(key * 10 + colour, minlength=size * 10).reshape(size, 10)
     present = hist[:, 1:] > 0
     colour_sets = (present * (1 << xp.arange(9))).sum(axis=1)
@@ -171,36 +175,47 @@ def _part_features(xp, key, colour, local_r, local_c, size):
     content_w = xp.asarray(_CONTENT_WEIGHTS.reshape(10, -1), dtype=np.float64)[colour, at]
     shapes = xp.bincount(key, weights=shape_w, minlength=size).astype(np.int64)
     contents = xp.bincount(key, weights=content_w, minlength=size).astype(np.int64)
-    return hist[:, 1:].sum(axis=1), colour_sets, shapes, contents
+    return hist[:, 1:].sum(axis=1), colour_sets, present.sum(axis=1), shapes, contents
 
 
 def _lattice_parts(xp, g, h, w):
-    """The stack's lattice, the most parts across ``Cm``, which parts exist (n, P) and their
-    features (each (n, P)), made once per stack."""
+    """The grids of the stack that have a lattice (their indices, the lattice, the most parts
+    across ``Cm``, which parts exist (m, P) and their features, each (m, P)), made once per stack;
+    None where no grid has one."""
     def compute():
-        lat = shared_lattice(xp, g, h, w)
-        n = g.shape[0]
-        Rm, Cm = max(1, int(lat.n_rows.max())), max(1, int(lat.n_cols.max()))
+        whole = shared_lattice(xp, g, h, w)
+        idx = xp.flatnonzero(whole.ok)
+        m = idx.shape[0]
+        if m == 0:
+            return None
+        lat = Lattice(*(f[idx] for f in whole))
+        sub = g[idx]
+        Rm, Cm = int(lat.n_rows.max()), int(lat.n_cols.max())
         part = lat.row_part[:, :, None] * Cm + lat.col_part[:, None, :]
         inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
-        key = (xp.arange(n)[:, None, None] * (Rm * Cm) + part)[inside]
-        local_r = xp.broadcast_to(lat.row_local[:, :, None], g.shape)[inside]
-        local_c = xp.broadcast_to(lat.col_local[:, None, :], g.shape)[inside]
-        features = _part_features(xp, key, g[inside].astype(np.int64), local_r, local_c, n * Rm * Cm)
+        key = (xp.arange(m)[:, None, None] * (Rm * Cm) + part)[inside]
+        local_r = xp.broadcast_to(lat.row_local[:, :, None], sub.shape)[inside]
+        local_c = xp.broadcast_to(lat.col_local[:, None, :], sub.shape)[inside]
+        features = _part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)
         p = xp.arange(Rm * Cm)[None, :]
         exists = ((p // Cm) < lat.n_rows[:, None]) & ((p % Cm) < lat.n_cols[:, None])
-        return lat, Cm, exists, [f.reshape(n, Rm * Cm) for f in features]
+        return idx, lat, Cm, exists, [f.reshape(m, Rm * Cm) for f in features]
     return per_stack(g, ("split lattice parts",), compute)
 
 
 def _pick_lattice_cell(xp, g, h, w, criterion):
-    lat, Cm, exists, features = _lattice_parts(xp, g, h, w)
-    n, H, W = g.shape
+    found = _lattice_parts(xp, g, h, w)
+    if found is None:
+        return no_result(xp, g)
+    idx, lat, Cm, exists, features = found
+    sub = g[idx]
+    _, H, W = g.shape
     chosen, ok = _choose(xp, exists, *features, criterion)
     top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)[:, 0]
     left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)[:, 0]
     R, C = coords(xp, H, W)
-    return remap(xp, g, lat.cell_h, lat.cell_w, H, W, R + per_grid(top), C + per_grid(left), valid=lat.ok & ok)
+    res = remap(xp, sub, lat.cell_h, lat.cell_w, H, W, R + per_grid(top), C + per_grid(left), valid=ok)
+    return scatter_results(xp, g, h, w, idx, res)
 
 
 def _object_parts(xp, g):
@@ -220,18 +235,17 @@ def _object_parts(xp, g):
     return per_stack(g, ("split objects",), compute)
 
 
-def _pick_object(xp, g, criterion):
-    labels, owner, first, (cells, colour_sets, shapes, contents) = _object_parts(xp, g)
+def _pick_object(xp, g, h, w, criterion):
+    labels, owner, first, (cells, colour_sets, n_colours, shapes, contents) = _object_parts(xp, g)
     n = g.shape[0]
     if criterion in ("most_colours", "fewest_colours"):
-        n_colours = _colour_count(xp, colour_sets)
         score, ok = (n_colours if criterion == "fewest_colours" else -n_colours), xp.ones(n, dtype=bool)
     else:
         key = {"unique_colours": colour_sets, "unique_shape": shapes, "common": contents}[criterion]
         count = xp.concatenate([xp.zeros(1, dtype=np.int64), occurrences(xp, owner[1:], key[1:])])
         if criterion == "common":
             score = -xp.minimum(count, 1023)
-            top = _max_per_grid(xp, owner[1:], count[1:], n)
+            top = count[pick_per_grid(xp, owner, score, first, g.shape)]
             at_top = xp.bincount(owner[1:], weights=(count[1:] == top[owner[1:]]).astype(np.float64), minlength=n)
             ok = (top >= 2) & (at_top.astype(np.int64) == top)
         else:
@@ -240,14 +254,12 @@ def _pick_object(xp, g, criterion):
             score = xp.where(once, 0, 1)
             ok = xp.bincount(owner[1:], weights=once[1:].astype(np.float64), minlength=n) == 1
     chosen = xp.where(ok, pick_per_grid(xp, owner, score, first, g.shape), 0)
-    mask = (labels == per_grid(chosen)) & per_grid(chosen > 0)
-    return crop_to_mask(xp, xp.where(mask, g, g.dtype.type(0)), mask)
-
-
-def _max_per_grid(xp, owner, value, n):
-    """The largest ``value`` per grid (0 where a grid has none), ``value`` >= 0 and small."""
-    table = xp.bincount(owner * 1024 + xp.minimum(value, 1023), minlength=n * 1024).reshape(n, 1024) > 0
-    return 1023 - table[:, ::-1].argmax(axis=1)
+    # Crop only the grids with a pick: for most criteria, few have one.
+    idx = xp.flatnonzero(chosen)
+    if idx.shape[0] == 0:
+        return no_result(xp, g)
+    mask = labels[idx] == per_grid(chosen[idx])
+    return scatter_results(xp, g, h, w, idx, crop_to_mask(xp, xp.where(mask, g[idx], g.dtype.type(0)), mask))
 
 
 @primitive(PICKS, layout="padded")
@@ -265,7 +277,7 @@ def pick_part(xp, g, h, w, parts, criterion):
         return no_result(xp, g)
     if parts == "lattice":
         return _pick_lattice_cell(xp, g, h, w, criterion)
-    return _pick_object(xp, g, criterion)
+    return _pick_object(xp, g, h, w, criterion)
 
 
 COMBINE_OPS = (("or",), ("and",), ("one",), ("nor",))
@@ -279,28 +291,11 @@ def combine_parts(xp, g, h, w, op):
     ``and``: cells non-zero in all parts (the first part's colour); ``one``: cells non-zero in
     exactly one part (its colour); ``nor``: cells zero in all parts, painted 1.
     """
-    if g.shape[0] == 0:
+    found = _overlay(xp, g, h, w)
+    if found is None:
         return no_result(xp, g)
-    lat = shared_lattice(xp, g, h, w)
-    n, H, W = g.shape
-    valid = lat.ok & (lat.n_rows <= MAX_PARTS_PER_SIDE) & (lat.n_cols <= MAX_PARTS_PER_SIDE)
-    if not bool(valid.any()):
-        return no_result(xp, g)
-    Rm = min(MAX_PARTS_PER_SIDE, int(lat.n_rows.max()))
-    Cm = min(MAX_PARTS_PER_SIDE, int(lat.n_cols.max()))
-    R, C = coords(xp, H, W)
+    idx, lat, first, count = found
     zero = g.dtype.type(0)
-    first = xp.zeros_like(g)
-    count = xp.zeros(g.shape, dtype=np.int64)
-    for i in range(Rm):
-        for j in range(Cm):
-            has = per_grid((i < lat.n_rows) & (j < lat.n_cols))
-            src_r = R + per_grid(lat.row_start[:, min(i, H - 1)])
-            src_c = C + per_grid(lat.col_start[:, min(j, W - 1)])
-            part = xp.where(has, remap(xp, g, lat.cell_h, lat.cell_w, H, W, src_r, src_c).arr, zero)
-            count += part != 0
-            first = xp.where(first == 0, part, first)
-    inside = real_mask(xp, g, lat.cell_h, lat.cell_w)
     if op == "or":
         out = first
     elif op == "and":
@@ -308,6 +303,34 @@ def combine_parts(xp, g, h, w, op):
     elif op == "one":
         out = xp.where(count == 1, first, zero)
     else:
-        out = xp.where(inside & (count == 0), g.dtype.type(1), zero)
-    res = remap(xp, out, lat.cell_h, lat.cell_w, H, W, R, C, valid=valid)
-    return res
+        out = xp.where(real_mask(xp, first, lat.cell_h, lat.cell_w) & (count == 0), g.dtype.type(1), zero)
+    res = Padded(out, lat.cell_h, lat.cell_w, xp.ones(idx.shape[0], dtype=bool))
+    return scatter_results(xp, g, h, w, idx, res)
+
+
+def _overlay(xp, g, h, w):
+    """For the grids of the stack with a lattice of at most 4 x 4 cells: their indices, lattice,
+    and per cell of a part the first non-zero colour over the parts in reading order and the
+    number of parts where it is non-zero; made once per stack. None where no grid qualifies."""
+    def compute():
+        whole = shared_lattice(xp, g, h, w)
+        idx = xp.flatnonzero(whole.ok & (whole.n_rows <= MAX_PARTS_PER_SIDE) & (whole.n_cols <= MAX_PARTS_PER_SIDE))
+        if idx.shape[0] == 0:
+            return None
+        lat = Lattice(*(f[idx] for f in whole))
+        sub = g[idx]
+        rows, cols = int(lat.cell_h.max()), int(lat.cell_w.max())
+        R, C = coords(xp, rows, cols)
+        first = xp.zeros((idx.shape[0], rows, cols), dtype=g.dtype)
+        count = xp.zeros(first.shape, dtype=np.int64)
+        for i in range(int(lat.n_rows.max())):
+            for j in range(int(lat.n_cols.max())):
+                has = per_grid((i < lat.n_rows) & (j < lat.n_cols))
+                src_r = R + per_grid(lat.row_start[:, i])
+                src_c = C + per_grid(lat.col_start[:, j])
+                part = remap(xp, sub, lat.cell_h, lat.cell_w, rows, cols, src_r, src_c).arr
+                part = xp.where(has, part, g.dtype.type(0))
+                count += part != 0
+                first = xp.where(first == 0, part, first)
+        return idx, lat, first, count
+    return per_stack(g, ("split overlay",), compute)
