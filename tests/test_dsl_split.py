@@ -1,5 +1,5 @@
 """The primitives of ``solvers.primitives.split``: hand-checked cases, and every argument tuple
-against a plain per-grid reference written here (loops over lines and cells, ``scipy`` labels).
+against a plain per-grid reference written here (loops over lines and cells).
 
 ``SPLIT_CASES`` has the layout of ``CASES`` in ``tests/test_dsl.py`` (name, args, input, expected),
 which takes it in for its completeness checks; every expected grid is written out by hand.
@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from scipy import ndimage
 
 from solvers import dsl
 from solvers.batch import as_parts
@@ -49,37 +48,14 @@ STACKED = [[1, 0, 0],
            [5, 5, 5],
            [0, 0, 2]]
 
-# Objects (8-connected, any colours): a pair of 1 (twice), a 2-2-4 object, a pair of 3, a lone 6.
-OBJECTS = [[1, 1, 0, 0, 2],
-           [0, 0, 0, 0, 2],
-           [3, 3, 0, 4, 0],
-           [0, 0, 0, 0, 0],
-           [1, 1, 0, 0, 6]]
-
-# Three flat pairs and one upright pair.
-PAIRS = [[1, 1, 0, 2, 2],
-         [0, 0, 0, 0, 0],
-         [3, 0, 0, 1, 1],
-         [3, 0, 0, 0, 0]]
-
-# Three objects of colour 2 alone and one of colours 2 and 1.
-TWO_COLOURED = [[2, 2, 0, 2, 2],
-                [0, 0, 0, 0, 0],
-                [2, 0, 0, 2, 1]]
-
 SPLIT_CASES = [
-    case("pick_part", ("lattice", "largest"), QUADS, [[1, 1], [1, 0]]),
-    case("pick_part", ("lattice", "smallest"), QUADS, [[0, 1], [0, 0]]),
-    case("pick_part", ("lattice", "most_colours"), QUADS, [[2, 0], [0, 3]]),
-    case("pick_part", ("lattice", "fewest_colours"), QUADS, [[1, 1], [1, 0]]),
-    case("pick_part", ("lattice", "unique_colours"), QUADS, [[2, 0], [0, 3]]),
-    case("pick_part", ("lattice", "unique_shape"), THREE, [[3, 0], [3, 3]]),
-    case("pick_part", ("lattice", "common"), QUADS, [[1, 1], [1, 0]]),
-    case("pick_part", ("objects", "most_colours"), OBJECTS, [[0, 2], [0, 2], [4, 0]]),
-    case("pick_part", ("objects", "fewest_colours"), OBJECTS, [[1, 1]]),
-    case("pick_part", ("objects", "unique_colours"), TWO_COLOURED, [[2, 1]]),
-    case("pick_part", ("objects", "unique_shape"), PAIRS, [[3], [3]]),
-    case("pick_part", ("objects", "common"), OBJECTS, [[1, 1]]),
+    case("pick_part", ("largest",), QUADS, [[1, 1], [1, 0]]),
+    case("pick_part", ("smallest",), QUADS, [[0, 1], [0, 0]]),
+    case("pick_part", ("most_colours",), QUADS, [[2, 0], [0, 3]]),
+    case("pick_part", ("fewest_colours",), QUADS, [[1, 1], [1, 0]]),
+    case("pick_part", ("unique_colours",), QUADS, [[2, 0], [0, 3]]),
+    case("pick_part", ("unique_shape",), THREE, [[3, 0], [3, 3]]),
+    case("pick_part", ("common",), QUADS, [[1, 1], [1, 0]]),
     case("combine_parts", ("or",), QUADS, [[1, 1], [1, 3]]),
     case("combine_parts", ("or",), THREE, [[1, 1], [3, 1]], "combine_parts-three-or"),
     case("combine_parts", ("and",), THREE, [[1, 0], [0, 1]]),
@@ -88,12 +64,12 @@ SPLIT_CASES = [
 ]
 
 NO_RESULT = [
-    case("pick_part", ("lattice", "largest"), [[1, 5, 0, 0]], None, "pick_part-unequal-cells"),
-    case("pick_part", ("lattice", "largest"), OBJECTS, None, "pick_part-no-lattice"),
-    case("pick_part", ("lattice", "unique_shape"), QUADS, None, "pick_part-two-unique-shapes"),
-    case("pick_part", ("objects", "unique_colours"), OBJECTS, None, "pick_part-three-unique-colour-sets"),
-    case("pick_part", ("objects", "common"), [[1, 0, 2]], None, "pick_part-no-repeated-object"),
-    case("combine_parts", ("or",), OBJECTS, None, "combine_parts-no-lattice"),
+    case("pick_part", ("largest",), [[1, 5, 0, 0]], None, "pick_part-unequal-cells"),
+    case("pick_part", ("largest",), [[1, 1, 0], [0, 2, 0]], None, "pick_part-no-lattice"),
+    case("pick_part", ("unique_shape",), QUADS, None, "pick_part-two-unique-shapes"),
+    case("pick_part", ("common",), THREE, None, "pick_part-no-repeated-cell"),
+    case("combine_parts", ("or",), [[1, 1, 0], [0, 2, 0]], None, "combine_parts-no-lattice"),
+    case("combine_parts", ("or",), [[1, 5, 2, 5, 3, 5, 4, 5, 1]], None, "combine_parts-five-cells-across"),
 ]
 
 
@@ -144,16 +120,6 @@ def ref_lattice_cells(grid):
     return [(a, b, c, d) for a, b in best[1] for c, d in best[2]]
 
 
-def ref_objects(grid):
-    """The objects as (crop with the other objects erased), in reading order of their first cell."""
-    lab, n = ndimage.label(grid != 0, structure=np.ones((3, 3)))
-    out = []
-    for k in range(1, n + 1):
-        ys, xs = np.nonzero(lab == k)
-        out.append((ys[0] * 100 + xs[0], np.where(lab == k, grid, 0)[ys.min():ys.max() + 1, xs.min():xs.max() + 1]))
-    return [crop for _, crop in sorted(out, key=lambda item: item[0])]
-
-
 def _pick(parts, criterion):
     if not parts:
         return None
@@ -174,9 +140,7 @@ def _pick(parts, criterion):
     return parts[once[0]] if len(once) == 1 else None
 
 
-def ref_pick_part(grid, parts, criterion):
-    if parts == "objects":
-        return _pick(ref_objects(grid), criterion)
+def ref_pick_part(grid, criterion):
     cells = ref_lattice_cells(grid)
     return None if cells is None else _pick([grid[a:b, c:d] for a, b, c, d in cells], criterion)
 
@@ -272,8 +236,8 @@ def test_batched_primitive_matches_the_reference_on_lattices(t, stack):
 @pytest.mark.parametrize("t", SPLIT, ids=str)
 def test_padded_stack_gives_each_grid_its_own_result(t):
     """Grids of several shapes zero-padded into one stack give what each gives alone."""
-    grids = [g(QUADS), g(THREE), g(STACKED), g(OBJECTS), g(PAIRS), g(TWO_COLOURED)]
-    side = 9
+    grids = [g(QUADS), g(THREE), g(STACKED), g([[1, 1, 0], [0, 2, 0]]), g([[1, 5, 2, 5, 3, 5, 4, 5, 1]])]
+    side = 10
     arr = np.zeros((len(grids), side, side), dtype=np.uint8)
     for i, grid in enumerate(grids):
         arr[i, :grid.shape[0], :grid.shape[1]] = grid

@@ -1,9 +1,8 @@
 """Parts of a grid: pick one part by a criterion, or overlay all parts cellwise.
 
-A grid's parts are either the cells of its separator lattice (full rows and columns of one
-non-zero colour that cut the grid into two or more cells of one size) or its objects (8-connected
-non-zero cells of any colours). The search's states are grids, so the list of parts lives inside
-one primitive: the result is again a grid.
+A grid's parts are the cells of its separator lattice: full rows and columns of one non-zero
+colour that cut the grid into two or more cells of one size. The search's states are grids, so the
+list of parts lives inside one primitive: the result is again a grid.
 
 Parts are compared through per-part features computed for the whole stack with ``bincount``:
 non-zero cells, the set of colours, and two hashes, one of the shape (which cells are non-zero)
@@ -15,9 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solvers.batch import MAX_SIDE, crop_to_mask
+from solvers.batch import MAX_SIDE
 from solvers.padded import Padded
-from solvers.primitives.objects import label_objects, pick_per_grid
 from solvers.ragged import coords, no_result, per_grid, real_mask, remap, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -131,7 +129,7 @@ def lattice(xp, g, h, w) -> Lattice:
 
 
 CRITERIA = ("largest", "smallest", "most_colours", "fewest_colours", "unique_colours", "unique_shape", "common")
-PICKS = tuple(("lattice", c) for c in CRITERIA) + tuple(("objects", c) for c in CRITERIA[2:])
+PICKS = tuple((c,) for c in CRITERIA)
 
 
 def occurrences(xp, group, key):
@@ -203,69 +201,10 @@ def _lattice_parts(xp, g, h, w):
     return per_stack(g, ("split lattice parts",), compute)
 
 
-def _pick_lattice_cell(xp, g, h, w, criterion):
-    found = _lattice_parts(xp, g, h, w)
-    if found is None:
-        return no_result(xp, g)
-    idx, lat, Cm, exists, features = found
-    sub = g[idx]
-    _, H, W = g.shape
-    chosen, ok = _choose(xp, exists, *features, criterion)
-    top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)[:, 0]
-    left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)[:, 0]
-    R, C = coords(xp, H, W)
-    res = remap(xp, sub, lat.cell_h, lat.cell_w, H, W, R + per_grid(top), C + per_grid(left), valid=ok)
-    return scatter_results(xp, g, h, w, idx, res)
-
-
-def _object_parts(xp, g):
-    """The stack's objects (8-connected, any colours) and their features (indexed by label),
-    made once per stack."""
-    def compute():
-        labels, owner, sizes, first = label_objects(xp, g, 8, False)
-        n, H, W = g.shape
-        size = owner.shape[0]
-        at = xp.flatnonzero(labels)
-        lab = labels.reshape(-1)[at].astype(np.int64)
-        r, c = (at // W) % H, at % W
-        top = (first % (H * W)) // W
-        left = (xp.bincount(lab * W + c, minlength=size * W).reshape(size, W) > 0).argmax(axis=1)
-        colour = g.reshape(-1)[at].astype(np.int64)
-        return labels, owner, first, _part_features(xp, lab, colour, r - top[lab], c - left[lab], size)
-    return per_stack(g, ("split objects",), compute)
-
-
-def _pick_object(xp, g, h, w, criterion):
-    labels, owner, first, (cells, colour_sets, n_colours, shapes, contents) = _object_parts(xp, g)
-    n = g.shape[0]
-    if criterion in ("most_colours", "fewest_colours"):
-        score, ok = (n_colours if criterion == "fewest_colours" else -n_colours), xp.ones(n, dtype=bool)
-    else:
-        key = {"unique_colours": colour_sets, "unique_shape": shapes, "common": contents}[criterion]
-        count = xp.concatenate([xp.zeros(1, dtype=np.int64), occurrences(xp, owner[1:], key[1:])])
-        if criterion == "common":
-            score = -xp.minimum(count, 1023)
-            top = count[pick_per_grid(xp, owner, score, first, g.shape)]
-            at_top = xp.bincount(owner[1:], weights=(count[1:] == top[owner[1:]]).astype(np.float64), minlength=n)
-            ok = (top >= 2) & (at_top.astype(np.int64) == top)
-        else:
-            once = count == 1
-            once[0] = False
-            score = xp.where(once, 0, 1)
-            ok = xp.bincount(owner[1:], weights=once[1:].astype(np.float64), minlength=n) == 1
-    chosen = xp.where(ok, pick_per_grid(xp, owner, score, first, g.shape), 0)
-    # Crop only the grids with a pick: for most criteria, few have one.
-    idx = xp.flatnonzero(chosen)
-    if idx.shape[0] == 0:
-        return no_result(xp, g)
-    mask = labels[idx] == per_grid(chosen[idx])
-    return scatter_results(xp, g, h, w, idx, crop_to_mask(xp, xp.where(mask, g[idx], g.dtype.type(0)), mask))
-
-
 @primitive(PICKS, layout="padded")
-def pick_part(xp, g, h, w, parts, criterion):
-    """Split the grid into ``parts`` (``lattice``: the cells between separator lines, all of one
-    size; ``objects``: 8-connected non-zero objects of any colours) and crop to one part.
+def pick_part(xp, g, h, w, criterion):
+    """Split the grid into the cells between its separator lines (full rows and columns of one
+    non-zero colour cutting it into two or more cells of one size) and crop to one cell.
 
     ``largest``/``smallest``: most/fewest non-zero cells; ``most_colours``/``fewest_colours``:
     most/fewest distinct non-zero colours (ties: first in reading order); ``unique_colours``: the
@@ -273,11 +212,17 @@ def pick_part(xp, g, h, w, parts, criterion):
     (its non-zero cells) no other part has; ``common``: a part whose content occurs most often,
     where no other content occurs as often. Grids without such a part give no result.
     """
-    if g.shape[0] == 0:
+    found = _lattice_parts(xp, g, h, w) if g.shape[0] else None
+    if found is None:
         return no_result(xp, g)
-    if parts == "lattice":
-        return _pick_lattice_cell(xp, g, h, w, criterion)
-    return _pick_object(xp, g, h, w, criterion)
+    idx, lat, Cm, exists, features = found
+    _, H, W = g.shape
+    chosen, ok = _choose(xp, exists, *features, criterion)
+    top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)[:, 0]
+    left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)[:, 0]
+    R, C = coords(xp, H, W)
+    res = remap(xp, g[idx], lat.cell_h, lat.cell_w, H, W, R + per_grid(top), C + per_grid(left), valid=ok)
+    return scatter_results(xp, g, h, w, idx, res)
 
 
 COMBINE_OPS = (("or",), ("and",), ("one",), ("nor",))
