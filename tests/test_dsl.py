@@ -347,8 +347,9 @@ from test_dsl_more import MORE_CASES  # noqa: E402  (hand-made cases of the late
 from test_dsl_moves import MOVES_CASES  # noqa: E402
 from test_dsl_paint import PAINT_CASES  # noqa: E402
 from test_dsl_sizes import SIZES_CASES  # noqa: E402
+from test_dsl_split import SPLIT_CASES  # noqa: E402
 
-CASES += MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES
+CASES += MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
