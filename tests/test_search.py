@@ -707,3 +707,16 @@ def test_free_steps_end_a_chain_one_longer_than_the_depth():
     without = Search(Problem([task], np), free_steps=False)
     without.run(1)
     assert not without.boards[0][0].solved
+
+
+def test_free_steps_skip_tasks_whose_outputs_do_not_shrink():
+    """Crops cannot make a task's outputs where none is smaller than its input: no state of such a
+    task is kept for the free steps, so they add no work."""
+    rng = np.random.default_rng(4)
+    task, _ = _synthetic_task("same", [("flip_lr", ()), ("upscale", (2,))], rng)
+    counts = []
+    for free in (True, False):
+        search = Search(Problem([task], np), free_steps=free)
+        search.run(1)
+        counts.append(search.stats.grid_transforms)
+    assert counts[0] == counts[1]

@@ -3,6 +3,8 @@ a number of cells and grouped by task.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pipeline.search import kernels
@@ -21,7 +23,8 @@ class NextBlocks:
         if dsl_kernels.enabled(self.xp) and new.first_gid is not None:
             return self._next_blocks_on_device(block, out, new, kept_per_task)
         xp, tasks, solved = np, new.tasks(slice(None)), self.solved
-        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
+        croppable = self._croppable(block, out)[new.idx] if self.crops_next else None
+        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp, croppable)
         if not self.expand_solved:
             keep &= ~solved[tasks]
         pos = xp.nonzero(keep)[0]
@@ -30,6 +33,23 @@ class NextBlocks:
         kept_per_task += xp.bincount(tasks[pos], minlength=len(kept_per_task))
         return self._kept_blocks(block, out, new, pos, tasks)
 
+    def _croppable(self, block: Block, out: Items):
+        """Per state of the merged block: whether a crop can make its train grids the train
+        outputs, that is every train grid is at least its output's size on both sides and not
+        every one exactly it, in a task whose outputs shrink (the free steps only crop: see
+        :attr:`crops_next`)."""
+        xp, p = self.xp, self.problem
+        task = block.task[out.state]
+        train = out.sample < p.n_train[task]
+        sample = xp.minimum(out.sample, p.max_train - 1)
+        target_h, target_w = p.target_shape[task, sample, 0], p.target_shape[task, sample, 1]
+        large = train & (out.h >= target_h) & (out.w >= target_w)
+        exact = train & (out.h == target_h) & (out.w == target_w)
+        n_train = p.n_train[block.task]
+        count = functools.partial(xp.bincount, out.state, minlength=block.num_states)
+        return ((count(weights=large.astype(xp.float32)) == n_train)
+                & (count(weights=exact.astype(xp.float32)) < n_train) & self.shrinks[block.task])
+
     def _next_blocks_on_device(self, block: Block, out: Items, new: "_NewStates", kept_per_task) -> list:
         """:meth:`_next_blocks` where the kernels run: the host never reads the new states'
         positions (millions on a level that keeps them), and it waits once, for how many states,
@@ -37,7 +57,8 @@ class NextBlocks:
         sizes and CuPy's ``bincount``, each leaving the device idle)."""
         xp = self.xp
         tasks = block.task[new.dev]
-        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp)
+        croppable = self._croppable(block, out)[new.dev] if self.crops_next else None
+        keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp, croppable)
         if not self.expand_solved:
             keep &= ~xp.asarray(self.solved)[tasks]
         try:
@@ -98,10 +119,13 @@ class NextBlocks:
                 + self._kept_blocks(block, out, new, pos[half:], tasks))
 
 
-def within_budget(tasks, kept_per_task, budget: int, xp=np):
+def within_budget(tasks, kept_per_task, budget: int, xp=np, eligible=None):
     """Which of the new states of ``tasks`` (in order) fit their task's budget: the first
-    ``budget - kept_per_task[t]`` of each task ``t``. Arrays of ``xp``; where its kernels run,
-    the answer is worked out on the device without a wait."""
+    ``budget - kept_per_task[t]`` of each task ``t`` (of those ``eligible``, when given). Arrays of
+    ``xp``; where its kernels run, the answer is worked out on the device without a wait."""
+    if eligible is not None:  # the others go to a task of their own, with no room
+        tasks = xp.where(eligible, tasks, len(kept_per_task))
+        kept_per_task = xp.concatenate([kept_per_task, xp.full(1, budget, dtype=kept_per_task.dtype)])
     n_tasks = len(kept_per_task)
     room = budget - kept_per_task
     if dsl_kernels.enabled(xp):  # every state's rank among its task's, from a counting sort

@@ -104,6 +104,13 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         # The free steps (pipeline.search.mechanisms.FREE_STEPS): one more level after the last,
         # of these transforms only, applied to the last level's states.
         self.free_runs = [[ti] for ti, tr in enumerate(self.transforms) if tr.name in FREE_STEPS] if free_steps else []
+        # Whether the level being searched keeps only the states a crop can still make right (the
+        # level before the free steps), and the tasks where one may: those with a train output
+        # smaller than its input (on arc1-train at depth 2 the free steps solved only such tasks).
+        self.crops_next = False
+        self.shrinks = problem.xp.asarray([any(o.shape[0] < i.shape[0] or o.shape[1] < i.shape[1]
+                                               for i, o in zip(t.train_inputs, t.train_outputs))
+                                           for t in problem.tasks], dtype=bool)
         self._lut_cache: dict = {}
         self._map_tables: dict = {}
         self.progress = progress
@@ -153,6 +160,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
             levels.append((depth + 1, self.free_runs))
         for level, runs in levels:
             last = level == levels[-1][0]
+            self.crops_next = levels[-1][1] is self.free_runs and level == depth
             t0 = self._now()
             frontier = self._expand_level(frontier, level, last, deadline, runs)
             self.stats.level_seconds.append(self._now() - t0)

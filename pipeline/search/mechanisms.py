@@ -8,8 +8,10 @@ Each mechanism is on by default and can be switched off for an ablation
 - ``colour_roles``: each task searched a second time with its examples' colours named by role
   (:mod:`pipeline.search.colour_roles`);
 - ``free_steps``: one more level after the search's depth, of a few cheap normalisations only
-  (:data:`FREE_STEPS`: crops to the content), applied to every state of the last level, so that a
-  depth-``d`` search also finds the depth-``d`` programs followed by one of them;
+  (:data:`FREE_STEPS`: crops to the content), applied to the states of the last level that a crop
+  can still make right (every train grid at least its output's size, in a task whose outputs are
+  smaller than its inputs), so that a depth-``d`` search also finds the depth-``d`` programs
+  followed by one of them;
 - ``templates``: a task's train outputs as constant grids (:mod:`pipeline.search.templates`), the
   bottom layer of a layered composition or, repeated, an answer of their own;
 - ``sizes``: output-size rules fitted on the train pairs, and size-taking transforms applied to a
@@ -25,7 +27,7 @@ import ast
 
 MECHANISMS = ("layers", "colour_roles", "free_steps", "templates", "sizes")
 # The primitives of the free steps (all their argument values).
-FREE_STEPS = ("crop_content", "crop_minority", "compress")
+FREE_STEPS = ("crop_content", "crop_minority")
 
 
 def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) -> list[str]:
