@@ -23,7 +23,7 @@ class NextBlocks:
         if dsl_kernels.enabled(self.xp) and new.first_gid is not None:
             return self._next_blocks_on_device(block, out, new, kept_per_task)
         xp, tasks, solved = np, new.tasks(slice(None)), self.solved
-        croppable = self._croppable(block, out)[new.idx] if self.crops_next else None
+        croppable = to_host(self._croppable(block, out))[new.idx] if self.crops_next else None
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp, croppable)
         if not self.expand_solved:
             keep &= ~solved[tasks]
