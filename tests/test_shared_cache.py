@@ -149,8 +149,8 @@ def _challenges(tmp_path: Path, start: int, stop: int) -> Path:
 
 
 def test_depth_1_after_depth_2_on_one_cache_gives_the_solo_depth_1_submission(tmp_path):
-    # arc1-train tasks 18..25 hold two that depth 2 solves and depth 1 does not.
-    data = str(_challenges(tmp_path, 18, 26))
+    # arc1-train tasks 28..40 hold two that depth 2 solves and depth 1 does not.
+    data = str(_challenges(tmp_path, 28, 41))
     common = ["-c", "0", "-d", data, "-m", "-w", "1"]
 
     def go(out, cache, depth):
