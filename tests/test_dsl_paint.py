@@ -11,24 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
+from dsl_reference import case, check_against_reference, g, stacks
 from solvers import dsl
-from solvers.batch import as_parts
 from solvers.primitives import transforms
 from solvers.ragged import same_shape
 from solvers.xp import ndimage
 
 MODULE = "solvers.primitives.paint_more"
-
-
-def g(rows):
-    """A uint8 grid from nested lists."""
-    return np.array(rows, dtype=np.uint8)
-
-
-def case(name, args, inp, expected, id_=None):
-    return pytest.param(name, tuple(args), inp, expected, id=id_ or f"{name}{tuple(args)}")
 
 
 # Vertical stripes 1 | 2 with noise: columns agree with themselves, rows do not.
@@ -193,24 +183,13 @@ def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
     assert REFERENCES[name](g(inp), *args).tolist() == expected
 
 
-CELL = st.sampled_from([0, 0, 0, 0, 0, 0, 1, 2, 3, 9])
-
-
-@st.composite
-def stacks(draw):
-    h, w, n = draw(st.integers(1, 9)), draw(st.integers(1, 9)), draw(st.integers(1, 4))
-    return draw(hnp.arrays(np.uint8, (n, h, w), elements=CELL))
+CELLS = [0, 0, 0, 0, 0, 0, 1, 2, 3, 9]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(PAINT), stack=stacks())
+@given(t=st.sampled_from(PAINT), stack=stacks(CELLS))
 def test_batched_primitive_matches_the_reference(t, stack):
-    results = {}
-    for idx, out in as_parts(np, t(np, stack), stack.shape[0]):
-        results.update(zip(np.asarray(idx).tolist(), out))
-    for i, grid in enumerate(stack):
-        np.testing.assert_array_equal(results[i], REFERENCES[t.name](grid, *t.args),
-                                      err_msg=f"{t} grid {i}\n{grid}")
+    check_against_reference(t, stack, REFERENCES[t.name])
 
 
 @pytest.mark.parametrize("t", PAINT, ids=str)

@@ -12,22 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from dsl_reference import case, check_against_reference, g, stacks
 from solvers import dsl
-from solvers.batch import as_parts
 from solvers.primitives import transforms
 from solvers.primitives.split import PICKS
 from solvers.registry import PRIMITIVES, Transform
 
 MODULE = "solvers.primitives.split"
-
-
-def g(rows):
-    """A uint8 grid from nested lists."""
-    return np.array(rows, dtype=np.uint8)
-
-
-def case(name, args, inp, expected, id_=None):
-    return pytest.param(name, tuple(args), inp, expected, id=id_ or f"{name}{tuple(args)}")
 
 
 # A 2 x 2 lattice of 2 x 2 cells cut by a row and a column of 5: top left and bottom left alike
@@ -185,13 +176,7 @@ def test_references_agree_with_the_no_result_cases(name, args, inp, expected):
     assert REFERENCES[name](g(inp), *args) is None
 
 
-CELL = st.sampled_from([0, 0, 0, 0, 0, 0, 1, 2, 3, 5])
-
-
-@st.composite
-def stacks(draw):
-    h, w, n = draw(st.integers(1, 9)), draw(st.integers(1, 9)), draw(st.integers(1, 4))
-    return draw(hnp.arrays(np.uint8, (n, h, w), elements=CELL))
+CELLS = [0, 0, 0, 0, 0, 0, 1, 2, 3, 5]
 
 
 @st.composite
@@ -212,29 +197,16 @@ def lattices(draw):
     return stack
 
 
-def _check_against_reference(t, stack):
-    results = {}
-    for idx, out in as_parts(np, t(np, stack), stack.shape[0]):
-        results.update(zip(np.asarray(idx).tolist(), out))
-    for i, grid in enumerate(stack):
-        expected = REFERENCES[t.name](grid, *t.args)
-        if expected is None:
-            assert i not in results, f"{t}: a result for grid {i}\n{grid}"
-        else:
-            assert i in results, f"{t}: no result for grid {i}\n{grid}"
-            np.testing.assert_array_equal(results[i], expected, err_msg=f"{t} grid {i}\n{grid}")
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(SPLIT), stack=stacks())
+@given(t=st.sampled_from(SPLIT), stack=stacks(CELLS))
 def test_batched_primitive_matches_the_reference(t, stack):
-    _check_against_reference(t, stack)
+    check_against_reference(t, stack, REFERENCES[t.name])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(t=st.sampled_from(SPLIT), stack=lattices())
 def test_batched_primitive_matches_the_reference_on_lattices(t, stack):
-    _check_against_reference(t, stack)
+    check_against_reference(t, stack, REFERENCES[t.name])
 
 
 @pytest.mark.parametrize("t", SPLIT, ids=str)
