@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass
 class Padded:
@@ -15,3 +17,14 @@ class Padded:
     h: object
     w: object
     valid: object
+
+
+def pad_grids(grids) -> tuple:
+    """Host grids of any shapes as one zero-padded uint8 stack (bottom and right) with their sides:
+    ``(stack (n, H, W), h (n,), w (n,))``."""
+    h = np.array([g.shape[0] for g in grids], dtype=np.int64)
+    w = np.array([g.shape[1] for g in grids], dtype=np.int64)
+    stack = np.zeros((len(grids), int(h.max()), int(w.max())), dtype=np.uint8)
+    for i, g in enumerate(grids):
+        stack[i, :g.shape[0], :g.shape[1]] = g
+    return stack, h, w

@@ -19,7 +19,7 @@ import numpy as np
 
 from pipeline.search.problem import BUCKET_SIDES
 from solvers.batch import as_parts
-from solvers.padded import Padded
+from solvers.padded import Padded, pad_grids
 from solvers.primitives import PRIMITIVES, Transform  # the package registers every primitive
 
 
@@ -116,11 +116,7 @@ def _apply(step, grids: list) -> list:
 def _apply_padded(transform: Transform, grids: list) -> list:
     """:func:`_apply` of a primitive indifferent to zero padding to grids of several shapes, padded
     (bottom, right) into one stack; where it raises ``ValueError``, shape by shape."""
-    h = np.array([g.shape[0] for g in grids], dtype=np.int64)
-    w = np.array([g.shape[1] for g in grids], dtype=np.int64)
-    stack = np.zeros((len(grids), int(h.max()), int(w.max())), dtype=np.uint8)
-    for i, g in enumerate(grids):
-        stack[i, :g.shape[0], :g.shape[1]] = g
+    stack, h, w = pad_grids(grids)
     try:
         res = transform.padded(np, stack, h, w)
     except ValueError:

@@ -22,10 +22,11 @@ from fractions import Fraction
 import numpy as np
 
 from pipeline.finish.program import FoundProgram
+from pipeline.search.chain_grids import chain_grids, chain_key
 from pipeline.search.layers import run_steps
 from solvers import dsl, stack_cache
 from solvers.batch import MAX_SIDE
-from solvers.padded import Padded
+from solvers.padded import Padded, pad_grids
 from solvers.primitives import sizes as size_primitives
 from solvers.primitives import transforms
 from solvers.primitives.objects import OBJECT_KINDS
@@ -105,25 +106,30 @@ def sized_programs(tasks, chains: list) -> dict:
     todo = [i for i, r in enumerate(rules) if r]
     if not todo:
         return {}
-    one_step = _one_step_grids([list(tasks[i].train_inputs) for i in todo])
+    one_step = _one_step_chains()
+    # Per task, by chain key: the input, every chain of one transform and the leaderboard's chains.
+    task_chains = []
+    for i in todo:
+        by_key = {chain: chain for chain in [()] + one_step}
+        for chain in chains[i]:
+            by_key.setdefault(chain_key(chain), tuple(chain))
+        task_chains.append(by_key)
+    made = chain_grids([list(tasks[i].train_inputs) for i in todo], [list(c) for c in task_chains])
     # One row per (task, chain, train pair): the chain's grid, padded, and its output's.
     cands, rows = [], []  # cands: (task index, steps); rows: (candidate index, grid, output)
-    for i, made in zip(todo, one_step):
+    for i, by_key, task_made in zip(todo, task_chains, made):
         task = tasks[i]
-        for steps in dict.fromkeys([tuple(s) for s in chains[i]]):
-            if steps not in made:
-                grids = [run_steps(steps, g) for g in task.train_inputs]
-                made[steps] = None if any(g is None for g in grids) else grids
         seen = set()
-        for steps, grids in made.items():
+        for key, steps in by_key.items():
+            grids = task_made[key]
             # Every size transform paints the grid's own colours (or 0): a grid that lacks a colour
             # of its output cannot become it. Of chains with the same grids, the first is enough.
             if grids is None or any(not _colours(o) <= _colours(g) | {0} for g, o in zip(grids, task.train_outputs)):
                 continue
-            key = tuple((g.shape, g.tobytes()) for g in grids)
-            if key in seen:
+            content = tuple((g.shape, g.tobytes()) for g in grids)
+            if content in seen:
                 continue
-            seen.add(key)
+            seen.add(content)
             c = len(cands)
             cands.append((i, steps))
             rows += [(c, g, o) for g, o in zip(grids, task.train_outputs)]
@@ -165,16 +171,18 @@ def _padded_first(tasks, todo: list, rules: list) -> dict:
     padded = []
     for i in todo:
         task = tasks[i]
-        stack, h, w = _padded(list(task.train_inputs))
+        stack, h, w = pad_grids(list(task.train_inputs))
         size = Padded(None, np.array([o.shape[0] for o in task.train_outputs]),
                       np.array([o.shape[1] for o in task.train_outputs]), None)
         res = size_primitives.fit_to(np, stack, h, w, size, "top_left")
         padded.append([res.arr[k, :res.h[k], :res.w[k]] for k in range(len(task.train_inputs))])
+    one_step = _one_step_chains()
     found = {}
-    for i, made in zip(todo, _one_step_grids(padded)):
+    for i, made in zip(todo, chain_grids(padded, [one_step] * len(todo))):
         outputs = tasks[i].train_outputs
-        for steps, grids in made.items():
-            if steps and all(np.array_equal(g, o) for g, o in zip(grids, outputs)):
+        for steps in one_step:
+            grids = made[steps]
+            if grids is not None and all(np.array_equal(g, o) for g, o in zip(grids, outputs)):
                 program = _program(tasks[i], steps, "fit_to", ("top_left",), rules[i][0], first=True)
                 if program is not None:
                     found[i] = [program]
@@ -182,41 +190,9 @@ def _padded_first(tasks, todo: list, rules: list) -> dict:
     return found
 
 
-def _one_step_grids(inputs: list) -> list:
-    """Per list of grids of ``inputs`` (a task's train inputs): ``{(): the grids, ((name, args),):
-    their transforms}`` for the empty chain and every chain of one transform that has a result on
-    every grid of the list."""
-    grids = [g for task_inputs in inputs for g in task_inputs]
-    stack, h, w = _padded(grids)
-    bounds = np.cumsum([0] + [len(task_inputs) for task_inputs in inputs])
-    made = [{(): list(task_inputs)} for task_inputs in inputs]
-    with stack_cache.scope():
-        for tr in transforms():
-            try:
-                if tr.primitive.layout == "padded" or tr.primitive.pad == "crop":
-                    res = tr.padded(np, stack, h, w)
-                    arr, rh, rw, valid = res.arr, res.h, res.w, res.valid
-                else:  # right on zero-padded stacks, in place: the input's sides
-                    arr, rh, rw, valid = tr(np, stack), h, w, np.ones(len(grids), dtype=bool)
-            except ValueError:
-                continue
-            if not isinstance(arr, np.ndarray) or arr.ndim != 3:
-                continue
-            for t in range(len(inputs)):
-                lo, hi = bounds[t], bounds[t + 1]
-                if valid[lo:hi].all():
-                    made[t][((tr.name, tr.args),)] = [arr[i, :rh[i], :rw[i]] for i in range(lo, hi)]
-    return made
-
-
-def _padded(grids):
-    """A zero-padded stack of ``grids`` and their sides."""
-    H, W = max(g.shape[0] for g in grids), max(g.shape[1] for g in grids)
-    stack = np.zeros((len(grids), H, W), dtype=np.uint8)
-    for i, g in enumerate(grids):
-        stack[i, :g.shape[0], :g.shape[1]] = g
-    sides = np.array([g.shape for g in grids], dtype=np.int64).reshape(-1, 2)
-    return stack, sides[:, 0].copy(), sides[:, 1].copy()
+def _one_step_chains() -> list:
+    """Every chain of one transform the search enumerates."""
+    return [((tr.name, tr.args),) for tr in transforms()]
 
 
 def _fits(rows: list, num_cands: int) -> np.ndarray:
