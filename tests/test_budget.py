@@ -58,3 +58,27 @@ def test_a_narrower_retry_goes_on_deeper_and_never_widens_back(tmp_path, monkeyp
     assert calls[:3] == [(1, 8000), (2, 8000), (2, 4000)]
     assert all(w <= 4000 for d, w in calls[2:])  # 8000 ran out: never tried again
     assert report["run"]["stop_reason"] in ("budget", "every task solved", "nothing left to try")
+
+
+def test_later_iterations_search_the_cheapest_tasks_first_in_chunks(tmp_path, monkeypatch):
+    """A budget's second iteration searches the unsolved tasks in chunks of a share of them,
+    cheapest first; the run stops (out of memory at depth 3) with every task's record."""
+    monkeypatch.setattr(runner, "GPU_MIN_TASKS", 1)
+    monkeypatch.setattr(runner, "BUDGET_CHUNKS", 2)
+    calls = []
+    real = runner.run_search
+
+    def search(tasks, depth, **kwargs):
+        calls.append((depth, [runner._task_cells(t) for t in tasks]))
+        if depth >= 3:
+            raise MemoryError("key table: no device memory to grow")
+        return real(tasks, depth, **kwargs)
+
+    monkeypatch.setattr(runner, "run_search", search)
+    code, report, _ = _run(tmp_path, budget=120.0)
+    assert code == 0 and report["run"]["stop_reason"] == "out of memory"
+    chunks = [cells for depth, cells in calls if depth == 2]
+    searched = [c for chunk in chunks for c in chunk]
+    assert len(chunks) == 2 and all(len(chunk) <= -(-len(searched) // 2) for chunk in chunks)
+    assert searched == sorted(searched)
+    assert all(t["status"] != "pending" for t in report["tasks"])

@@ -45,6 +45,8 @@ MAX_STATES_PER_TASK = 256_000
 # level, down to this.
 MIN_STATES_PER_TASK = 1_000
 DEFAULT_DEPTH = {"cpu": 2, "gpu": 3}
+# A budget's later iterations search the unsolved tasks in this many chunks, cheapest first.
+BUDGET_CHUNKS = 4
 # Measured (benchmarks/RESULTS.md): a GPU's fixed per-call costs lose to the CPU on small batches;
 # chunks of fewer tasks than this are searched on the CPU even in GPU mode.
 GPU_MIN_TASKS = 16
@@ -230,7 +232,8 @@ class Run:
                     self.stop_reason = "out of memory"
                     break
                 self.states_per_task, again = narrower, True
-            todo = [t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"]
+            todo = sorted((t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"),
+                          key=_task_cells)  # later iterations: the cheapest tasks first
             if again and todo and self._time_left() > 0:
                 continue
             if not todo:
@@ -275,9 +278,14 @@ class Run:
     def _task_key(self, task, depth: int) -> str:
         return task.digest() + self._settings(depth)
 
-    def _chunk_size(self, n: int) -> int:
+    def _chunk_size(self, n: int, iteration_tasks: int) -> int:
+        """Tasks to claim for the next search, of ``n`` pending of the iteration's ``iteration_tasks``."""
         if self.options.chunk:
             return self.options.chunk
+        if self.iterations > 1:
+            # A budget's deeper and wider iterations take minutes: in a few chunks (still large
+            # batches), what they solve lands in the submission and the cache as they go.
+            return max(GPU_MIN_TASKS, -(-iteration_tasks // BUDGET_CHUNKS))
         # Two chunks per instance: enough to balance concurrent instances (measured: all finish
         # together), few enough that each chunk is still a large batch.
         per = -(-n // (max(1, self.instances) * 2)) if self.instances > 1 else n
@@ -299,7 +307,7 @@ class Run:
                     self.search_totals["truncated"] = True
                     progress.note(f"budget: no time left to search the other {len(pending)} tasks at depth {depth}")
                     break
-                chunk = self._claim(pending, keys, self._chunk_size(len(pending)))
+                chunk = self._claim(pending, keys, self._chunk_size(len(pending), len(tasks)))
                 if chunk:
                     self._solve_chunk(chunk, depth, keys, progress)
                     for t in chunk:
@@ -475,3 +483,8 @@ class Run:
         solved = [self.records[t.id] for t in self.tasks if self.records.get(t.id, {}).get("status") == "solved"]
         best = {rec["id"]: rec["program"] for rec in solved}
         write_solvers_module(os.path.join(self.out_dir, EXPORT_MODULE + ".py"), best, self.options.dataset)
+
+
+def _task_cells(task) -> int:
+    """A task's cells over all its grids: what one search of it costs, roughly."""
+    return sum(g.size for g in (*task.train_inputs, *task.train_outputs, *task.test_inputs))
