@@ -69,12 +69,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     budget = parse_duration(args.budget)
     out = Path(args.out or tempfile.mkdtemp(prefix="budget_curve_"))
+    out.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pipeline", "run", "-d", args.dataset, args.device, "-B", args.budget,
            "-O", str(out), "-C", f"disk:{out}/cache"]
     if args.count:
         cmd += ["-c", str(args.count)]
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    with open(out / "run.log", "w") as log:  # the run's progress and budget decisions
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=log)
     wall = time.perf_counter() - start
     report = json.loads((out / "report.json").read_text())
     submission = json.loads((out / "submission.json").read_text())
