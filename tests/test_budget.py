@@ -10,8 +10,8 @@ from pipeline.run.score import validate_submission
 from pipeline.run.tasks import load_tasks
 
 
-def _run(tmp_path, **options):
-    opts = RunOptions(dataset="arc1-train", count=6, force_cpu=True, workers=1, out_dir=str(tmp_path / "out"),
+def _run(tmp_path, count=6, **options):
+    opts = RunOptions(dataset="arc1-train", count=count, force_cpu=True, workers=1, out_dir=str(tmp_path / "out"),
                       cache_url=f"disk:{tmp_path / 'cache'}", depth=1, **options)
     code = Run(opts).execute()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -51,13 +51,15 @@ def test_a_deeper_iteration_out_of_memory_keeps_the_results_so_far(tmp_path, mon
 
 
 def test_a_narrower_retry_goes_on_deeper_and_never_widens_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "WIDE_DEPTH", 2)
+    monkeypatch.setattr(runner, "MAX_DEPTH", 3)
     calls = []
     _runs_out(monkeypatch, 4000, calls)
-    code, report, _ = _run(tmp_path, budget=40.0, states_per_task=8000)
+    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=8000, count=3)
     assert code == 0
-    assert calls[:3] == [(1, 8000), (2, 8000), (2, 4000)]
-    assert all(w <= 4000 for d, w in calls[2:])  # 8000 ran out: never tried again
-    assert report["run"]["stop_reason"] in ("budget", "every task solved", "nothing left to try")
+    # 8000 ran out at depth 2: never tried again, at that depth or deeper.
+    assert calls == [(1, 8000), (2, 8000), (2, 4000), (3, 4000)]
+    assert report["run"]["stop_reason"] == "nothing left to try"
 
 
 def test_later_iterations_search_the_cheapest_tasks_first_in_chunks(tmp_path, monkeypatch):
@@ -82,3 +84,24 @@ def test_later_iterations_search_the_cheapest_tasks_first_in_chunks(tmp_path, mo
     assert len(chunks) == 2 and all(len(chunk) <= -(-len(searched) // 2) for chunk in chunks)
     assert searched == sorted(searched)
     assert all(t["status"] != "pending" for t in report["tasks"])
+
+
+def test_iterations_go_deeper_then_wider_then_deeper_again(tmp_path, monkeypatch):
+    """The budget's schedule: one level deeper each up to WIDE_DEPTH, then twice as wide up to the
+    most states, then one level deeper from the first width again, up to MAX_DEPTH; then nothing
+    is left to try."""
+    monkeypatch.setattr(runner, "WIDE_DEPTH", 2)
+    monkeypatch.setattr(runner, "MAX_DEPTH", 3)
+    monkeypatch.setattr(runner, "MAX_STATES_PER_TASK", 2000)
+    calls = []
+    real = runner.run_search
+
+    def search(tasks, depth, **kwargs):
+        calls.append((depth, kwargs["states_per_task"]))
+        return real(tasks, depth, **kwargs)
+
+    monkeypatch.setattr(runner, "run_search", search)
+    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=1000, count=3)
+    assert code == 0
+    assert report["run"]["stop_reason"] == "nothing left to try"
+    assert calls == [(1, 1000), (2, 1000), (2, 2000), (3, 1000), (3, 2000)]

@@ -38,8 +38,12 @@ from pipeline.finish.validate import ValidationPool
 log = logging.getLogger("arcbatt")
 
 TASK_NS = "task"
-MAX_DEPTH = 4
-# With a budget, iterations past MAX_DEPTH keep twice the states per task and level each, up to this.
+# With a budget, iterations go one level deeper each up to WIDE_DEPTH, then wider (twice the
+# states per task and level each, up to MAX_STATES_PER_TASK or what the device holds), then one
+# level deeper again at the first iteration's width and wider again, up to MAX_DEPTH. Measured on
+# arc1-train (benchmarks/RESULTS.md): wider depth-4 iterations keep solving tasks.
+WIDE_DEPTH = 4
+MAX_DEPTH = 6
 MAX_STATES_PER_TASK = 256_000
 # A deeper iteration that runs out of memory is searched again with half the states per task and
 # level, down to this.
@@ -203,12 +207,12 @@ class Run:
 
     def _iterate(self) -> None:
         """Iteration 1 searches at depth D. With a budget (and not -o), further iterations search
-        the tasks still unsolved while time remains: one level deeper each, up to depth 4, then
-        with twice the states per task and level each, up to MAX_STATES_PER_TASK. A deeper
-        iteration that runs out of memory is searched again with half the states per task and level
-        (never widened back to what failed), down to MIN_STATES_PER_TASK. Records why it stopped
-        (``stop_reason``)."""
+        the tasks still unsolved while time remains, in the order WIDE_DEPTH and MAX_DEPTH say
+        (deeper, then wider, then deeper again). An iteration that runs out of memory is searched
+        again with half the states per task and level (never widened back to what failed at that
+        depth or less), down to MIN_STATES_PER_TASK. Records why it stopped (``stop_reason``)."""
         depth = self.options.depth
+        first_width = self.states_per_task
         todo = list(self.tasks)
         failed_width = None  # the fewest states per task and level that ran out of memory
         while True:
@@ -244,15 +248,21 @@ class Run:
                 self.stop_reason = "budget"
                 print(f"budget: stopping the search after depth {depth} ({_clock(max(0.0, self._time_left()))} "
                       f"left to write the results)", file=sys.stderr, flush=True)
-            elif depth < MAX_DEPTH:
+            elif depth < WIDE_DEPTH:
                 depth += 1
             elif self.states_per_task * 2 <= MAX_STATES_PER_TASK and (failed_width is None or
                                                                       self.states_per_task * 2 < failed_width):
                 self.states_per_task *= 2
+            elif depth < MAX_DEPTH:
+                # As wide as it goes here: one level deeper, from the first width again (or the
+                # widest that the device held, if less).
+                depth += 1
+                if failed_width is None or first_width < failed_width:
+                    self.states_per_task = first_width
             else:
                 self.stop_reason = "nothing left to try"
                 most = "the most" if failed_width is None else "the most this device holds"
-                print(f"budget: depth {MAX_DEPTH} with {self.states_per_task} states per task and level "
+                print(f"budget: depth {depth} with {self.states_per_task} states per task and level "
                       f"searched, {most}; stopping with {_clock(self._time_left())} left", file=sys.stderr,
                       flush=True)
             if self.stop_reason:
