@@ -41,6 +41,16 @@ REFERENCES = {"count_row": ref_count_row}
 COUNTS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 
+def test_later_modules_come_after_split():
+    """counts, boxes and rings come last, in that order: the indices of every earlier transform
+    are unchanged."""
+    modules = [t.primitive.fn.__module__ for t in transforms()]
+    first = modules.index(MODULE)
+    assert "solvers.primitives.split" in modules[:first]
+    later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings")
+    assert modules[first:] == sorted(modules[first:], key=later.index)
+
+
 def test_every_primitive_of_the_module_has_a_reference():
     assert {t.name for t in COUNTS} == set(REFERENCES)
 
