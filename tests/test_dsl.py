@@ -348,8 +348,12 @@ from test_dsl_moves import MOVES_CASES  # noqa: E402
 from test_dsl_paint import PAINT_CASES  # noqa: E402
 from test_dsl_sizes import SIZES_CASES  # noqa: E402
 from test_dsl_split import SPLIT_CASES  # noqa: E402
+from test_dsl_counts import COUNTS_CASES  # noqa: E402
+from test_dsl_boxes import BOXES_CASES  # noqa: E402
+from test_dsl_rings import RINGS_CASES  # noqa: E402
 
-CASES += MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES
+CASES += (MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES + COUNTS_CASES + BOXES_CASES
+          + RINGS_CASES)
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
