@@ -4,7 +4,7 @@ Each mechanism is on by default and can be switched off for an ablation
 (``python -m pipeline run --without NAME``):
 
 - ``layers``: layered composition (:mod:`pipeline.search.layers`), a stack of search states painted
-  over each other per cell;
+  over each other per cell (or erasing the cells below to 0);
 - ``colour_roles``: each task searched a second time with its examples' colours named by role
   (:mod:`pipeline.search.colour_roles`);
 - ``free_steps``: one more level after the search's depth, of a few cheap normalisations only
@@ -35,7 +35,7 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
     the test inputs were the answer), whether it fits every train pair and the search's depth
     (a chain longer than it ends in a free step)."""
     used = []
-    if source and "paint(" in source:
+    if source and ("paint(" in source or "erase(" in source):
         used.append("layers")
     if source and "normalise_colours(" in source:
         used.append("colour_roles")
@@ -55,7 +55,7 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
 
 # Calls that wrap searched chains without being searched steps themselves (the colour table,
 # layers, colour roles, templates and output sizes).
-_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
+_WRAPPERS = {"colormap", "paint", "erase", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
              "tile_to", "mirror_tile_to", "resample_to"}
 
 
@@ -73,7 +73,7 @@ def _chain_calls(source: str) -> int:
             return 0
         if node.func.id == "normalise_colours":
             return 0
-        if node.func.id == "paint":
+        if node.func.id in ("paint", "erase"):
             return max(map(length, node.args))
         inner = length(node.args[0]) if node.args else 0
         return inner + (node.func.id not in _WRAPPERS)
