@@ -72,6 +72,7 @@ def test_a_piece_right_up_to_its_colours_is_a_layer_through_its_colour_table():
     table = {1: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 0, 8: 0, 9: 0}
     assert program.layers == ((("rays", ("down",)), ("colormap", (table,))),) and not program.erasers
     assert np.array_equal(program.test_outputs[0], expected) and _runs_right(program, task)
+    assert mechanisms_of(program.source(), True) == ["layers", "colour_layers", "colour table"]
 
 
 def test_a_piece_erases_where_it_is_zero():
@@ -90,7 +91,7 @@ def test_a_piece_erases_where_it_is_zero():
     assert np.array_equal(program.test_outputs[0], outputs[2])
     assert program.size == 6  # chains of 2 and 2 calls, one erase, one paint
     assert FoundProgram.from_dict(json.loads(json.dumps(program.to_dict()))) == program
-    assert mechanisms_of(program.source(), True) == ["layers"]
+    assert mechanisms_of(program.source(), True) == ["layers", "erasers"]
     assert compose_layers(np, [task], [[RAYS_OF_TWOS, eraser]], [[]], modes=()) == {}
 
 
@@ -171,4 +172,5 @@ def test_run_validates_and_reports_a_layered_answer(tmp_path):
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
     entry = json.loads((out / "report.json").read_text())["tasks"][0]
     assert entry["status"] == "solved" and "paint(" in entry["program"]
-    assert entry["mechanisms"] == ["layers"]
+    # Outlines over the pieces' interiors through a colour table (the bottom: no colour layer above it).
+    assert entry["mechanisms"] == ["layers", "colour table"]
