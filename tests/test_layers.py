@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.search.shards import search_shard
-from pipeline.search.layers import compose_layers, run_steps
+from pipeline.search.layers import MAPPED, PAINT, _Chains, compose_layers, run_steps
 from pipeline.search.mechanisms import mechanisms_of
 from pipeline.search.pieces import PieceBoards, piece_worth
 from pipeline.finish.program import FoundProgram
@@ -174,3 +174,14 @@ def test_run_validates_and_reports_a_layered_answer(tmp_path):
     assert entry["status"] == "solved" and "paint(" in entry["program"]
     # Outlines over the pieces' interiors through a colour table (the bottom: no colour layer above it).
     assert entry["mechanisms"] == ["layers", "colour table"]
+
+
+def test_a_colour_table_keeps_only_colours_of_two_train_pairs():
+    """A piece's 3 meets one output colour, 4, but lies in one train pair only: it is left out."""
+    chains = _Chains.__new__(_Chains)
+    chains.steps, chains.n_pieces = [(("piece", ()),)], 1
+    chains.grids = [[np.array([[1, 3]], dtype=np.uint8), np.array([[1, 0]], dtype=np.uint8)]]
+    target = np.array([2, 4, 2, 0])
+    chain, kind, tables, value, paints = chains.rows(target, ("mapped",))
+    assert kind.tolist() == [PAINT, MAPPED] and tables[1][1] == 2 and tables[1][3] == 0
+    assert value[1].tolist() == [2, 0, 2, 0] and paints[1].tolist() == [True, False, True, False]

@@ -2,8 +2,9 @@
 
 Each layer is a state whose grids have the output's size, used one of three ways (a *row* of the
 cover): painted where it is non-zero; painted through a colour table learnt from the train pairs
-(each of its colours that meets one output colour wherever it lies becomes that colour, the others
-are left out: a piece right up to its colours); or erasing the cells below to 0 where it is 0. A
+(each of its colours that meets one output colour wherever it lies, in two train pairs at least,
+becomes that colour, the others are left out: a piece right up to its colours; a colour seen in
+one pair only made more wrong stacks than right ones); or erasing the cells below to 0 where it is 0. A
 layer must be right on the cells it paints (or erases). The layers are chosen greedily from the top
 down, for all tasks at once: the layer on top is the row that paints the most still-open cells of
 every train output right and none wrong; the cells it paints are then closed, and the next layer
@@ -85,7 +86,12 @@ class _Chains:
             hist = np.bincount((np.arange(n)[:, None] * 100 + flat[:n].astype(np.int64) * 10 + target).ravel(),
                                minlength=n * 100).reshape(n, 10, 10)
             to = hist.argmax(axis=2)
-            kept = ((hist > 0).sum(axis=2) == 1) & (to != 0)
+            # A colour is kept where it lies in two train pairs at least (or the one there is).
+            sizes = [g.size for g in self.grids[0]]
+            pair = np.repeat(np.arange(len(sizes)), sizes)
+            seen = np.bincount((np.arange(n)[:, None] * len(sizes) * 10 + pair * 10 + flat[:n]).ravel(),
+                               minlength=n * len(sizes) * 10).reshape(n, len(sizes), 10)
+            kept = ((hist > 0).sum(axis=2) == 1) & (to != 0) & ((seen > 0).sum(axis=1) >= min(2, len(sizes)))
             kept[:, 0] = False
             table = np.where(kept, to, 0).astype(np.uint8)
             present = hist.sum(axis=2) > 0

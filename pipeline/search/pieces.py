@@ -17,9 +17,10 @@ outputs differ from inputs):
 A piece right only through a colour table, or only as an eraser, ranks low by the first alone.
 The search keeps, per task, the ``size`` best by worth (ties: the older state), offered batch by
 batch like the leaderboards. Measured on ARC-1 train at depth 2 (CPU, correct test outputs of
-416): painting only with the 32 best by the first worth, 171; all three ways with the 32 best
-by this worth, 181; with the 96 best, 186; 128, 188; 192, 189; 384, 184 (more pieces let the
-greedy cover stack more wrong ones), and the cover's time grows with them.
+416, before colour tables needed two train pairs): painting only with the 32 best by the first
+worth, 171; all three ways with the 32 best by this worth, 181; with the 96 best, 186; 128, 188;
+192, 189; 384, 184 (more pieces let the greedy cover stack more wrong ones), and the cover's
+time grows with them.
 """
 from __future__ import annotations
 
