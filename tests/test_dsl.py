@@ -144,6 +144,8 @@ CASES = [
     case("colormap", ({},), [[0, 1], [9, 4]], [[0, 1], [9, 4]], "colormap-empty"),
     case("paint", ([[0, 2], [0, 0]], [[3, 0], [0, 0]]), [[1, 1], [0, 1]], [[3, 2], [0, 1]]),
     case("paint", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "paint-other-shape"),
+    case("erase", ([[0, 2], [5, 0]],), [[1, 1], [0, 1]], [[0, 1], [0, 0]]),
+    case("erase", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "erase-other-shape"),
     case("constant", (((1, 0, 2),),), [[1, 1], [0, 1]], [[1, 0, 2]]),
     case("constant", (((1, 10),),), [[1, 1], [0, 1]], RAISES, "constant-not-a-colour"),
     case("normalise_colours", ((0,),), [[0, 7, 7], [7, 3, 0]], [[0, 1, 1], [1, 2, 0]]),
@@ -425,7 +427,7 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "restore_colours", "constant",
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "erase", "restore_colours", "constant",
                                                                      "fit_to", "tile_to", "mirror_tile_to",
                                                                      "resample_to")}  # dict / grid args
     missing = [str(t) for t in transforms()

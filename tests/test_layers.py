@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.search.shards import search_shard
-from pipeline.search.layers import compose_layers, run_steps
+from pipeline.search.layers import MAPPED, PAINT, _Chains, compose_layers, run_steps
 from pipeline.search.mechanisms import mechanisms_of
 from pipeline.search.pieces import PieceBoards, piece_worth
 from pipeline.finish.program import FoundProgram
@@ -53,9 +53,46 @@ def test_a_piece_over_the_input_reproduces_the_outputs(with_noise):
         assert np.array_equal(ns["solve"](i), o)
 
 
+def _runs_right(program, task):
+    ns = {}
+    exec("from solvers.dsl import *", ns)
+    exec(program.source(), ns)
+    return all(np.array_equal(ns["solve"](i), o) for i, o in zip(task.train_inputs, task.train_outputs))
+
+
 def test_no_stack_where_pieces_paint_wrong_cells():
     task, _ = _rays_task()
-    assert compose_layers(np, [task], [[(("rays", ("down",)),)]], [[]]) == {}
+    assert compose_layers(np, [task], [[(("rays", ("down",)),)]], [[]], modes=()) == {}
+
+
+def test_a_piece_right_up_to_its_colours_is_a_layer_through_its_colour_table():
+    task, expected = _rays_task()
+    program = compose_layers(np, [task], [[(("rays", ("down",)),)]], [[]])[0]
+    # Its 1s left out, and the colours it never showed.
+    table = {1: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 0, 8: 0, 9: 0}
+    assert program.layers == ((("rays", ("down",)), ("colormap", (table,))),) and not program.erasers
+    assert np.array_equal(program.test_outputs[0], expected) and _runs_right(program, task)
+    assert mechanisms_of(program.source(), True) == ["layers", "colour_layers", "colour table"]
+
+
+def test_a_piece_erases_where_it_is_zero():
+    """Outputs: the input with rays down from its 2s and its 1s erased (its 3s stay): the input
+    less its 1s, all dots made 5, is right nowhere but erases right."""
+    task, _ = _rays_task()
+    inputs = [g.copy() for g in task.train_inputs + task.test_inputs]
+    for g in inputs:
+        g[-1, -1] = 3
+    outputs = [np.where(g == 1, 0, dsl.paint(g, run_steps(RAYS_OF_TWOS, g))) for g in inputs]
+    task = Task("rays-no-ones", tuple(inputs[:2]), tuple(outputs[:2]), (inputs[2],))
+    eraser = (("remove_color", (1,)), ("recolor", (5,)))
+    program = compose_layers(np, [task], [[RAYS_OF_TWOS, eraser]], [[]], modes=("erase",))[0]
+    assert program.steps == () and program.layers == (eraser, RAYS_OF_TWOS) and program.erasers == (0,)
+    assert "erase(" in program.source() and _runs_right(program, task)
+    assert np.array_equal(program.test_outputs[0], outputs[2])
+    assert program.size == 6  # chains of 2 and 2 calls, one erase, one paint
+    assert FoundProgram.from_dict(json.loads(json.dumps(program.to_dict()))) == program
+    assert mechanisms_of(program.source(), True) == ["layers", "erasers"]
+    assert compose_layers(np, [task], [[RAYS_OF_TWOS, eraser]], [[]], modes=()) == {}
 
 
 def test_piece_boards_keep_the_best_per_task():
@@ -68,13 +105,26 @@ def test_piece_boards_keep_the_best_per_task():
 
 
 def test_piece_worth_counts_changed_cells_and_clean_pieces():
-    hist = np.zeros((2, 10, 10), dtype=np.int64)
+    hist = np.zeros((4, 10, 10), dtype=np.int64)
+    hist[:, 0, 5] = 1                      # each leaves a 5 unpainted: none erases cleanly
     hist[0, 3, 3], hist[0, 3, 4] = 5, 2   # paints 7 cells, 5 right: not clean
     hist[1, 4, 4] = 6                      # paints 6 cells, all right
+    hist[2, 6, 2], hist[2, 7, 3] = 4, 3    # 7 cells, all right through the table {6: 2, 7: 3}
+    hist[3, 6, 2], hist[3, 6, 3] = 4, 3    # its 6 stands for two colours: no table
     changed = np.zeros_like(hist)
     changed[0, 3, 3] = 4                   # 4 of its right cells are changed ones
-    worth = piece_worth(np, hist, changed, np.array([1, -1, 0]))
-    assert worth.tolist() == [6, 0, 4]
+    changed[2, 6, 2] = 1
+    worth = piece_worth(np, hist, changed, np.array([1, -1, 0, 2, 3]), np.zeros(5, dtype=np.int64))
+    assert worth.tolist() == [6, 0, 4, 8, 0]
+
+
+def test_piece_worth_of_an_eraser_counts_the_zeros_beyond_the_inputs():
+    hist = np.zeros((2, 10, 10), dtype=np.int64)
+    hist[:, 0, 0] = 9                      # leaves 9 cells 0, all 0 in the outputs
+    hist[0, 4, 5], hist[0, 4, 6] = 3, 1    # paints 4 cells wrong, with no colour table
+    hist[1, 0, 2] = 1                      # leaves one cell 0 that is 2: no eraser
+    worth = piece_worth(np, hist, np.zeros_like(hist), np.array([0, 1]), np.array([7, 7]))
+    assert worth.tolist() == [2, 0]
 
 
 def test_layered_program_round_trips_and_names_its_mechanisms():
@@ -122,4 +172,16 @@ def test_run_validates_and_reports_a_layered_answer(tmp_path):
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
     entry = json.loads((out / "report.json").read_text())["tasks"][0]
     assert entry["status"] == "solved" and "paint(" in entry["program"]
-    assert entry["mechanisms"] == ["layers"]
+    # Outlines over the pieces' interiors through a colour table (the bottom: no colour layer above it).
+    assert entry["mechanisms"] == ["layers", "colour table"]
+
+
+def test_a_colour_table_keeps_only_colours_of_two_train_pairs():
+    """A piece's 3 meets one output colour, 4, but lies in one train pair only: it is left out."""
+    chains = _Chains.__new__(_Chains)
+    chains.steps, chains.n_pieces = [(("piece", ()),)], 1
+    chains.grids = [[np.array([[1, 3]], dtype=np.uint8), np.array([[1, 0]], dtype=np.uint8)]]
+    target = np.array([2, 4, 2, 0])
+    chain, kind, tables, value, paints = chains.rows(target, ("mapped",))
+    assert kind.tolist() == [PAINT, MAPPED] and tables[1][1] == 2 and tables[1][3] == 0
+    assert value[1].tolist() == [2, 0, 2, 0] and paints[1].tolist() == [True, False, True, False]

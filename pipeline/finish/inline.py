@@ -436,7 +436,7 @@ def inline(source: str) -> Inlined:
     return Inlined(src, solver_id(src), calls)
 
 
-def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False) -> str:
+def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False, erasers=()) -> str:
     """Straight-line source of the unary chain ``steps`` applied to ``I``.
 
     ``steps`` is a list of ``(function_name, extra_args)``; each function gets
@@ -448,7 +448,8 @@ def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False) ->
 
     ``layers``, when given, are further chains applied to ``I``, each painted over the result
     of the ones before where it is non-zero (``O = paint(base, layer1, layer2, ...)``, the last
-    on top). ``sized``, when given as ``(function_name, extra_args, rule)``, makes that result
+    on top); a run of such layers is one ``paint``, and the layers whose indices are in ``erasers``
+    instead erase the result to 0 where they are 0 (``erase(result, layer)``). ``sized``, when given as ``(function_name, extra_args, rule)``, makes that result
     the size the size rule gives for the chains' input: ``name(result, output_size(I, rule),
     *extra_args)``; with ``sized_first``, the input is made that size so, and the chains run on
     the result. ``roles`` (a tuple of fixed colours), when given, runs the chains (and the
@@ -478,7 +479,7 @@ def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False) ->
     for k, chain in enumerate(chains):
         first_var = sum(len(c) for c in chains[:k]) + 1
         results.append(_chain_lines(chain, first_var, lines, last, start))
-    result = f"paint({', '.join(results)})" if layers else results[0]
+    result = _stacked(results[0], results[1:], erasers)
     if sized is not None and not sized_first:
         lines.append(size_line)
         result = f"{name}({result}, x{num_vars + 1}{sized_args})"
@@ -488,6 +489,20 @@ def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False) ->
         lines.append(f"    O = {result}")
     lines.append("    return O\n")
     return "\n".join(lines)
+
+
+def _stacked(base: str, layers: list, erasers=()) -> str:
+    """The expression that stacks the results ``layers`` over ``base``: runs of painted layers
+    as one ``paint`` call, those whose indices are in ``erasers`` as an ``erase`` call each."""
+    result, run = base, []
+    for k, layer in enumerate(layers):
+        if k in erasers:
+            if run:
+                result, run = f"paint({', '.join([result] + run)})", []
+            result = f"erase({result}, {layer})"
+        else:
+            run.append(layer)
+    return f"paint({', '.join([result] + run)})" if run else result
 
 
 def _chain_lines(steps, first_var: int, lines: list, result: str | None, start: str = "I") -> str:

@@ -21,7 +21,8 @@ class FoundProgram:
 
     ``steps`` is the chain of ``(primitive name, args)``; a learned colour table, if any, is the
     last step (``colormap``). ``layers``, for a layered composition, are further chains on the
-    input, each painted over the result of those before it where it is non-zero. ``roles``, when
+    input, each painted over the result of those before it where it is non-zero (those whose
+    indices are in ``erasers`` instead erase it, to 0, where they are 0). ``roles``, when
     set, are the fixed colours of a colour-roles program (:mod:`pipeline.search.colour_roles`): the
     chains run on the input renamed by role, and the result is named back. ``sized``, when set, is
     ``(name, args, rule)``: the result is finally made the size that the size rule ``rule`` gives
@@ -44,15 +45,16 @@ class FoundProgram:
     roles: tuple | None = None  # fixed colours, where the chains run on the input renamed by role
     sized: tuple | None = None  # (transform name, args, size rule) applied last, to the rule's size
     sized_first: bool = False  # ``sized`` applied to the input, before the chains, instead
+    erasers: tuple = ()  # indices of the ``layers`` that erase (to 0 where they are 0) rather than paint
 
     def __eq__(self, other) -> bool:
         """Equal fields, the test outputs compared as grids (an array equals the same rows as lists)."""
         if not isinstance(other, FoundProgram):
             return NotImplemented
-        return ((self.steps, self.layers, self.roles, self.sized, self.sized_first, self.rank, self.solved,
-                 self.train_exact, self.score)
-                == (other.steps, other.layers, other.roles, other.sized, other.sized_first, other.rank, other.solved,
-                    other.train_exact, other.score)
+        return ((self.steps, self.layers, self.erasers, self.roles, self.sized, self.sized_first, self.rank,
+                 self.solved, self.train_exact, self.score)
+                == (other.steps, other.layers, other.erasers, other.roles, other.sized, other.sized_first, other.rank,
+                    other.solved, other.train_exact, other.score)
                 and len(self.test_outputs) == len(other.test_outputs)
                 and all(plain_grid(a) == plain_grid(b) for a, b in zip(self.test_outputs, other.test_outputs)))
 
@@ -62,7 +64,7 @@ class FoundProgram:
     def size(self) -> int:
         """Number of calls (a layered composition's ``paint``, the colour roles' renamings and the
         size transform with its ``output_size`` included)."""
-        return (len(self.steps) + sum(len(layer) for layer in self.layers) + bool(self.layers)
+        return (len(self.steps) + sum(len(layer) for layer in self.layers) + _combinator_calls(self)
                 + 2 * (self.roles is not None) + 2 * (self.sized is not None))
 
     @property
@@ -75,7 +77,7 @@ class FoundProgram:
         """Straight-line Python source: ``def solve(I): ...`` using the DSL's primitive names."""
         return chain_source([(name, args) for name, args in self.steps],
                             [[(name, args) for name, args in layer] for layer in self.layers], self.roles,
-                            self.sized, self.sized_first)
+                            self.sized, self.sized_first, self.erasers)
 
     def to_dict(self) -> dict:
         """Plain-data form (JSON/msgpack safe) for caches and process boundaries."""
@@ -85,7 +87,7 @@ class FoundProgram:
                 "layers": [[[n, _plain(a)] for n, a in layer] for layer in self.layers],
                 "roles": None if self.roles is None else list(self.roles),
                 "sized": None if self.sized is None else [self.sized[0], _plain(self.sized[1]), list(self.sized[2])],
-                "sized_first": self.sized_first}
+                "sized_first": self.sized_first, "erasers": list(self.erasers)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FoundProgram":
@@ -97,7 +99,18 @@ class FoundProgram:
             sized = (sized[0], _unplain(sized[1]), tuple(sized[2]))
         return cls(steps, float(d["rank"]), bool(d["solved"]), int(d["train_exact"]), float(d["score"]),
                    tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles), sized,
-                   bool(d.get("sized_first", False)))
+                   bool(d.get("sized_first", False)), tuple(int(k) for k in d.get("erasers", ())))
+
+
+def _combinator_calls(program: FoundProgram) -> int:
+    """The ``paint`` and ``erase`` calls that stack a layered program's layers (0 without layers)."""
+    calls, painting = 0, False
+    for k in range(len(program.layers)):
+        if k in program.erasers:
+            calls, painting = calls + 1, False
+        elif not painting:
+            calls, painting = calls + 1, True
+    return calls
 
 
 def _plain(args):

@@ -10,9 +10,10 @@ task and go through the same validation. The better-fitting program wins; on a t
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from pipeline.finish.program import FoundProgram
 from pipeline.run.tasks import Task
 from solvers.primitives.roles import role_tables
 
@@ -56,8 +57,7 @@ def restored(task: Task, programs: list) -> list:
     out = []
     for p in programs:
         tests = tuple(inv[np.asarray(g, dtype=np.int64)].astype(np.uint8) for inv, g in zip(inverses, p.test_outputs))
-        out.append(FoundProgram(p.steps, p.rank, p.solved, p.train_exact, p.score, tests, p.layers, fixed, p.sized,
-                                p.sized_first))
+        out.append(dataclasses.replace(p, test_outputs=tests, roles=fixed))
     return out
 
 

@@ -5,6 +5,9 @@ Each mechanism is on by default and can be switched off for an ablation
 
 - ``layers``: layered composition (:mod:`pipeline.search.layers`), a stack of search states painted
   over each other per cell;
+- ``colour_layers``: layers painted through a colour table learnt from the train pairs (with
+  ``layers`` only);
+- ``erasers``: layers that erase the cells below them to 0 where they are 0 (with ``layers`` only);
 - ``colour_roles``: each task searched a second time with its examples' colours named by role
   (:mod:`pipeline.search.colour_roles`);
 - ``free_steps``: one more level after the search's depth, of a few cheap normalisations only
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import ast
 
-MECHANISMS = ("layers", "colour_roles", "free_steps", "templates", "sizes")
+MECHANISMS = ("layers", "colour_layers", "erasers", "colour_roles", "free_steps", "templates", "sizes")
 # The primitives of the free steps (all their argument values).
 FREE_STEPS = ("crop_content", "crop_minority")
 
@@ -35,8 +38,12 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
     the test inputs were the answer), whether it fits every train pair and the search's depth
     (a chain longer than it ends in a free step)."""
     used = []
-    if source and "paint(" in source:
+    if source and ("paint(" in source or "erase(" in source):
         used.append("layers")
+        if _colour_layers(source):
+            used.append("colour_layers")
+        if "erase(" in source:
+            used.append("erasers")
     if source and "normalise_colours(" in source:
         used.append("colour_roles")
     if source and "constant(" in source:
@@ -55,16 +62,37 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
 
 # Calls that wrap searched chains without being searched steps themselves (the colour table,
 # layers, colour roles, templates and output sizes).
-_WRAPPERS = {"colormap", "paint", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
+_WRAPPERS = {"colormap", "paint", "erase", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
              "tile_to", "mirror_tile_to", "resample_to"}
+
+
+def _assignments(tree) -> dict:
+    return {node.targets[0].id: node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+
+
+def _colour_layers(source: str) -> bool:
+    """Whether a canonical source paints a layer through a colour table (a ``colormap`` result
+    painted over another grid)."""
+    tree = ast.parse(source)
+    assigned = _assignments(tree)
+
+    def resolved(node):
+        while isinstance(node, ast.Name) and node.id in assigned:
+            node = assigned[node.id]
+        return node
+
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "paint"
+               and any(isinstance(arg := resolved(a), ast.Call) and isinstance(arg.func, ast.Name)
+                       and arg.func.id == "colormap" for a in node.args[1:])
+               for node in ast.walk(tree))
 
 
 def _chain_calls(source: str) -> int:
     """The searched calls of a canonical source's longest chain: the colour table, the layers'
     ``paint`` and the colour roles' renamings wrap chains and are not counted."""
     tree = ast.parse(source)
-    assigned = {node.targets[0].id: node.value for node in ast.walk(tree)
-                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    assigned = _assignments(tree)
 
     def length(node) -> int:
         if isinstance(node, ast.Name):
@@ -73,7 +101,7 @@ def _chain_calls(source: str) -> int:
             return 0
         if node.func.id == "normalise_colours":
             return 0
-        if node.func.id == "paint":
+        if node.func.id in ("paint", "erase"):
             return max(map(length, node.args))
         inner = length(node.args[0]) if node.args else 0
         return inner + (node.func.id not in _WRAPPERS)

@@ -426,6 +426,7 @@ class Problem:
         shapes = np.zeros((num, self.max_train, 2), dtype=np.int64)
         offsets = np.zeros((num, self.max_train), dtype=np.int64)
         flat, changed, pos = [], [], 0
+        zero_kept = np.zeros(num, dtype=np.int64)
         for t, task in enumerate(self.tasks):
             for s, (inp, out) in enumerate(zip(task.train_inputs, task.train_outputs)):
                 shapes[t, s] = out.shape
@@ -433,6 +434,7 @@ class Problem:
                 flat.append(np.asarray(out, dtype=np.uint8).ravel())
                 same = inp.shape == out.shape
                 changed.append(np.where(inp != out, out, 0).astype(np.uint8).ravel() if same else flat[-1])
+                zero_kept[t] += int(((inp == 0) & (out == 0)).sum()) if same else 0
                 pos += out.size
         self.n_train = xp.asarray(n_train)
         self.n_samples = xp.asarray(n_train + n_test)
@@ -442,6 +444,9 @@ class Problem:
         # The train outputs' cells where they differ from their inputs' (all of an output whose
         # input has another size), 0 elsewhere: what a layer is worth (see pipeline.search.pieces).
         self.changed_cells = xp.asarray(np.concatenate(changed) if changed else np.zeros(1, np.uint8))
+        # Per task, its train cells that are 0 in both input and output (an eraser's worth is
+        # what it leaves 0 beyond them: see pipeline.search.pieces).
+        self.zero_kept = xp.asarray(zero_kept)
         self.target_hash = self._target_hashes(shapes, offsets, n_train, seed)
 
     def _target_hashes(self, shapes, offsets, n_train, seed: int):

@@ -80,7 +80,7 @@ class Scoring:
         mapping, cm_ok = _colour_tables(xp, S, cm_idx, hist)
         rank = xp.where(solved, SOLVED_RANK - level,
                         xp.where(cm_ok, SOLVED_RANK - level - 1, score))
-        piece = None if changed is None else piece_worth(xp, hist, changed, slot)
+        piece = None if changed is None else piece_worth(xp, hist, changed, slot, p.zero_kept[block.task])
         return _Scores(rank, solved, n_exact, score, mapping, cm_ok, test_key, piece)
 
     def _score_rest(self, block: Block, out: Items, test_key, new_mask, level, n_exact, fit, slot, num_slots: int,
@@ -96,7 +96,8 @@ class Scoring:
                                                     target_cells=p.changed_cells)
             _, changed = kernels.score_cells(xp, out, block.task, against_changed, slot, num_slots, ACC_SCALE, fit,
                                              n_fit)
-            piece = piece_worth(xp, hist.reshape(-1, 10, 10), changed.reshape(-1, 10, 10), slot)
+            piece = piece_worth(xp, hist.reshape(-1, 10, 10), changed.reshape(-1, 10, 10), slot,
+                                p.zero_kept[block.task])
         return _Scores(*scores, test_key, piece)
 
     def _cell_matches(self, out: Items, fit, target_start, slot, num_slots: int, with_changed: bool = False):

@@ -19,7 +19,7 @@ from pipeline.run.tasks import Task
 from pipeline.search.colour_roles import VARIANT_SUFFIX, merged, restored, role_variant
 from pipeline.search.device import plain_reductions, stage_pinned
 from pipeline.search.driver import Search
-from pipeline.search.layers import compose_layers
+from pipeline.search.layers import MODES, compose_layers
 from pipeline.search.mechanisms import MECHANISMS
 from pipeline.search.problem import Problem
 from pipeline.search.sizes import sized_programs
@@ -157,7 +157,8 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
         res.programs[task.id] = found
     if search.pieces is not None:
         t0 = time.perf_counter()
-        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms)
+        modes = tuple(mode for mode, name in (("mapped", "colour_layers"), ("erase", "erasers")) if name in mechanisms)
+        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms, modes=modes)
         res.stage_seconds["search.layers"] = time.perf_counter() - t0
     if "templates" in mechanisms:
         _add_templates(tasks, res.programs)
@@ -182,10 +183,11 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     return res
 
 
-def _add_layered(search, tasks, programs: dict, templates: bool = False) -> None:
+def _add_layered(search, tasks, programs: dict, templates: bool = False, modes: tuple = MODES) -> None:
     """Add a layered program (:mod:`pipeline.search.layers`) to each task that no plain program solves,
     stacked from the task's pieces over the input or a program of its leaderboard (or, with
-    ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`)."""
+    ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`); ``modes``:
+    the ways besides painting a piece may be a layer (:data:`pipeline.search.layers.MODES`)."""
     todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
     gids = [search.pieces.gids_of(t) for t in todo]
     paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
@@ -195,7 +197,7 @@ def _add_layered(search, tasks, programs: dict, templates: bool = False) -> None
     if templates:
         pieces = [task_pieces + template_pieces(tasks[t]) for t, task_pieces in zip(todo, pieces)]
         bottoms = [task_bottoms + template_chains(tasks[t]) for t, task_bottoms in zip(todo, bottoms)]
-    found = compose_layers(np, [tasks[t] for t in todo], pieces, bottoms)
+    found = compose_layers(np, [tasks[t] for t in todo], pieces, bottoms, modes=modes)
     for i, program in found.items():
         programs[tasks[todo[i]].id].insert(0, program)
 

@@ -1,5 +1,5 @@
-"""Combinators of several grids of one shape (layered composition), and the constant grid a layer
-may start from."""
+"""Combinators of several grids of one shape (layered composition: painting, erasing), and the
+constant grid a layer may start from."""
 from solvers.registry import primitive
 
 
@@ -17,6 +17,16 @@ def paint(xp, g, *layers):
                              f"{g.shape[-2]}x{g.shape[-1]} grid")
         out = xp.where(layer != 0, layer, out)
     return out
+
+
+@primitive(())  # found by layered composition after the search, never enumerated
+def erase(xp, g, mask):
+    """``g`` with 0 wherever ``mask`` (``g``'s shape: a stack like ``g``, or one grid) is 0."""
+    mask = xp.asarray(mask, dtype=g.dtype)
+    if mask.shape[-2:] != g.shape[-2:]:
+        raise ValueError(f"erase: a {mask.shape[-2]}x{mask.shape[-1]} mask over a "
+                         f"{g.shape[-2]}x{g.shape[-1]} grid")
+    return xp.where(mask != 0, g, 0).astype(g.dtype)
 
 
 @primitive(())  # given a train output by the templates mechanism, never enumerated
