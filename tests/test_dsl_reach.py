@@ -26,26 +26,13 @@ DOTS = [[1, 0, 0, 0, 0, 0, 0],
         [0, 0, 0, 0, 0, 0, 0],
         [0, 0, 6, 0, 0, 0, 0]]
 
-# Lines of 3 and 4; single cells of 3 and 4 on either side; a 2 with no line of its colour.
-LINES = [[0, 3, 0, 0, 4, 0],
-         [3, 3, 0, 0, 4, 0],
-         [0, 3, 0, 3, 4, 4],
-         [0, 3, 2, 0, 4, 0],
-         [0, 3, 0, 0, 4, 0]]
-
 REACH_CASES = [
-    case("dots_to_anchors", ("ray",), DOTS,
+    case("dot_rays", (), DOTS,
          [[1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 6], [0, 0, 3, 3, 1, 1, 1], [0, 0, 3, 3, 0, 0, 0],
           [0, 0, 6, 0, 0, 0, 0], [0, 0, 6, 0, 0, 0, 0]]),
-    # The 3 at (2, 3) moves left next to the 3 line (the 4 line is not its colour), the 3 at (1, 0)
-    # and the 4 at (2, 5) stay (they touch their lines: not single cells), the 2 is erased.
-    case("dots_to_anchors", ("move",), LINES,
-         [[0, 3, 0, 0, 4, 0], [3, 3, 0, 0, 4, 0], [0, 3, 3, 0, 4, 4], [0, 3, 0, 0, 4, 0], [0, 3, 0, 0, 4, 0]]),
-    case("dots_to_anchors", ("move",), [[5, 0, 0, 0], [0, 0, 0, 0], [5, 0, 5, 5]],
-         [[0, 0, 0, 0], [0, 0, 0, 0], [0, 5, 5, 5]], "dots_to_anchors-single-cells-are-no-anchors"),
-    case("dots_to_anchors", ("stamp",), DOTS,
-         [[1, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 6], [0, 0, 3, 1, 0, 0, 1], [0, 0, 6, 3, 0, 0, 0],
-          [0, 0, 0, 0, 0, 0, 0], [0, 0, 6, 0, 0, 0, 0]]),
+    # The 2 draws to the 5 bar; the 4 faces only the 2, another single cell: no ray.
+    case("dot_rays", (), [[2, 0, 0, 5, 5], [0, 0, 0, 0, 0], [4, 0, 0, 0, 0]],
+         [[2, 2, 2, 5, 5], [0, 0, 0, 0, 0], [4, 0, 0, 0, 0]], "dot_rays-single-cells-are-no-anchors"),
 ]
 
 
@@ -73,37 +60,10 @@ def _labels8(grid):
     return size
 
 
-def ref_dots_to_anchors(grid, mode):
+def ref_dot_rays(grid):
     h, w = grid.shape
     dot = _labels8(grid) == 1
-    anchor = (grid != 0) & ~dot
     out = grid.copy()
-    if mode == "move":
-        out[dot] = 0
-        landed = {}
-        for r, c in zip(*np.nonzero(dot)):
-            best = None
-            for dy, dx in ((1, 0), (-1, 0), (0, -1), (0, 1)):
-                s, y, x = 0, r + dy, c + dx
-                while 0 <= y < h and 0 <= x < w and not (anchor[y, x] and grid[y, x] == grid[r, c]):
-                    s, y, x = s + 1, y + dy, x + dx
-                if 0 <= y < h and 0 <= x < w and (best is None or s < best[0]):
-                    best = (s, r + dy * s, c + dx * s)
-            if best is not None:
-                landed[best[1:]] = max(landed.get(best[1:], 0), int(grid[r, c]))
-        for (y, x), colour in landed.items():
-            out[y, x] = colour
-        return out
-    if mode == "stamp":
-        for r, c in zip(*np.nonzero(anchor)):
-            for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-                y, x = r + dy, c + dx
-                while 0 <= y < h and 0 <= x < w and grid[y, x] == 0:
-                    y, x = y + dy, x + dx
-                if 0 <= y < h and 0 <= x < w and dot[y, x]:
-                    out[r, c] = grid[y, x]
-                    break
-        return out
     for vertical in (True, False):
         lines = range(w) if vertical else range(h)
         for i in lines:
@@ -120,7 +80,7 @@ def ref_dots_to_anchors(grid, mode):
     return out
 
 
-REFERENCES = {"dots_to_anchors": ref_dots_to_anchors}
+REFERENCES = {"dot_rays": ref_dot_rays}
 REACH = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 
@@ -147,7 +107,8 @@ def test_batched_primitive_matches_the_reference(t, stack):
 @pytest.mark.parametrize("t", REACH, ids=str)
 def test_padded_stack_matches_single_grids(t):
     """Grids of several shapes padded into one stack give what each gives alone."""
-    grids = [g(DOTS), g(LINES), g([[0, 1, 0], [1, 0, 0]]), g([[2, 0, 0, 2]]), g([[0]])]
+    grids = [g(DOTS), g([[0, 1, 0, 0], [1, 0, 0, 2], [1, 1, 0, 0]]), g([[0, 1, 0], [1, 0, 0]]),
+             g([[2, 0, 0, 2]]), g([[0]])]
     stack = np.zeros((len(grids), 6, 7), dtype=np.uint8)
     for i, grid in enumerate(grids):
         stack[i, :grid.shape[0], :grid.shape[1]] = grid
