@@ -49,7 +49,7 @@ def test_later_modules_come_after_split():
     assert "solvers.primitives.split" in modules[:first]
     later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings",
              "solvers.primitives.reach", "solvers.primitives.stamps",
-             "solvers.primitives.shapes")
+             "solvers.primitives.shapes", "solvers.primitives.stride")
     assert modules[first:] == sorted(modules[first:], key=later.index)
 
 
