@@ -21,7 +21,7 @@ def stamp_template(xp, g, h, w):
     more; ties: the larger, then the first in reading order), onto every one-colour object whose
     bounding box has the template's sides: each of its cells takes the template cell at the same
     place in the box. Grids with no template or no such object give no result."""
-    n, H, W = g.shape
+    n = g.shape[0]
     labels, owner, sizes, first = label_objects(xp, g, 4, False)
     total = owner.shape[0] - 1
     colours = object_colour_counts(xp, g, labels, total)
