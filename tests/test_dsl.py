@@ -353,9 +353,14 @@ from test_dsl_split import SPLIT_CASES  # noqa: E402
 from test_dsl_counts import COUNTS_CASES  # noqa: E402
 from test_dsl_boxes import BOXES_CASES  # noqa: E402
 from test_dsl_rings import RINGS_CASES  # noqa: E402
+from test_dsl_reach import REACH_CASES  # noqa: E402
+from test_dsl_stamps import STAMPS_CASES  # noqa: E402
+from test_dsl_shapes import SHAPES_CASES  # noqa: E402
+from test_dsl_stride import STRIDE_CASES  # noqa: E402
 
 CASES += (MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES + COUNTS_CASES + BOXES_CASES
-          + RINGS_CASES)
+          + RINGS_CASES + REACH_CASES + STAMPS_CASES + SHAPES_CASES
+          + STRIDE_CASES)
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)

@@ -42,12 +42,14 @@ COUNTS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 
 def test_later_modules_come_after_split():
-    """counts, boxes and rings come last, in that order: the indices of every earlier transform
-    are unchanged."""
+    """counts, boxes, rings and the modules after them come last, in their order: the indices of
+    every earlier transform are unchanged."""
     modules = [t.primitive.fn.__module__ for t in transforms()]
     first = modules.index(MODULE)
     assert "solvers.primitives.split" in modules[:first]
-    later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings")
+    later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings",
+             "solvers.primitives.reach", "solvers.primitives.stamps",
+             "solvers.primitives.shapes", "solvers.primitives.stride")
     assert modules[first:] == sorted(modules[first:], key=later.index)
 
 

@@ -83,9 +83,15 @@ def mark_unique_shape(xp, g):
     shapes).
     """
     labels, owner, _, _ = label_objects(xp, g, 8, True)
-    total = owner.shape[0] - 1
-    if total == 0:
+    if owner.shape[0] == 1:
         return g.copy()
+    return xp.where(shape_counts(xp, labels, owner)[labels] == 1, mark(xp, g), g)
+
+
+def shape_counts(xp, labels, owner):
+    """Per label of a labelling (``label_objects``), how many objects of its grid have its shape
+    (the set of its cells relative to its bounding box; entry 0: 0)."""
+    total = owner.shape[0] - 1
     gi, r, c = xp.nonzero(labels)
     lab = labels[gi, r, c].astype(xp.int64)
     top, _ = _first_last(xp, lab, r, total)
@@ -94,9 +100,9 @@ def mark_unique_shape(xp, g):
     shape_hash = xp.bincount(lab, weights=weight, minlength=total + 1).astype(xp.int64) % (2 ** 43)
     key = owner * (2 ** 43) + shape_hash
     _, inverse, counts = xp.unique(key[1:], return_inverse=True, return_counts=True)
-    unique = xp.zeros(total + 1, dtype=bool)
-    unique[1:] = counts[inverse.reshape(-1)] == 1
-    return xp.where(unique[labels], mark(xp, g), g)
+    out = xp.zeros(total + 1, dtype=xp.int64)
+    out[1:] = counts[inverse.reshape(-1)]
+    return out
 
 
 # Codes of the background cells next to a shape, by where they lie from it, in the order that

@@ -1,0 +1,137 @@
+"""The primitives of ``solvers.primitives.stamps``: hand-checked cases, and every argument tuple
+against a plain per-grid reference written here.
+
+``STAMPS_CASES`` has the layout of ``CASES`` in ``tests/test_dsl.py`` (name, args, input, expected),
+which takes it in for its completeness checks; every expected grid is written out by hand.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dsl_reference import case, check_against_reference, g, stacks
+from solvers import dsl
+from solvers.primitives import transforms
+
+MODULE = "solvers.primitives.stamps"
+
+# A template 7 7 over 6 6 6, a look-alike of 8 below it, and a 2 x 2 block of 8 and a 4 (other boxes).
+SHAPED = [[7, 7, 0, 0, 0, 0],
+          [6, 6, 6, 0, 8, 8],
+          [0, 0, 0, 0, 8, 8],
+          [8, 8, 0, 0, 0, 0],
+          [8, 8, 8, 0, 4, 0]]
+
+STAMPS_CASES = [
+    case("stamp_template", (), SHAPED,
+         [[7, 7, 0, 0, 0, 0], [6, 6, 6, 0, 8, 8], [0, 0, 0, 0, 8, 8], [7, 7, 0, 0, 0, 0], [6, 6, 6, 0, 4, 0]]),
+    # A look-alike of another shape in a box of the template's sides: each of its cells takes the
+    # template's cell at its place, background where the template has none.
+    case("stamp_template", (), [[1, 2, 0, 5, 0], [0, 3, 0, 5, 5]], [[1, 2, 0, 1, 0], [0, 3, 0, 0, 3]],
+         "stamp_template-other-shape"),
+]
+
+NO_RESULT = [
+    case("stamp_template", (), [[1, 0, 2]], None, "stamp_template-no-template"),
+    case("stamp_template", (), [[1, 2, 0, 4]], None, "stamp_template-no-look-alike"),
+]
+
+
+def _objects(grid):
+    """The 4-connected non-zero objects (any colours) of a grid, in reading order of first cell."""
+    h, w = grid.shape
+    seen = np.zeros((h, w), dtype=bool)
+    found = []
+    for r in range(h):
+        for c in range(w):
+            if grid[r, c] and not seen[r, c]:
+                todo, cells = [(r, c)], []
+                seen[r, c] = True
+                while todo:
+                    y, x = todo.pop()
+                    cells.append((y, x))
+                    for yy, xx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+                        if 0 <= yy < h and 0 <= xx < w and grid[yy, xx] and not seen[yy, xx]:
+                            seen[yy, xx] = True
+                            todo.append((yy, xx))
+                found.append(cells)
+    return found
+
+
+def _box(cells):
+    rows, cols = [y for y, _ in cells], [x for _, x in cells]
+    return min(rows), min(cols), max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+
+
+def ref_stamp_template(grid):
+    h, w = grid.shape
+    objs = _objects(grid)
+    ncol = [len({int(grid[y, x]) for y, x in o}) for o in objs]
+    if not objs or max(ncol) < 2:
+        return None
+    best = max(range(len(objs)), key=lambda i: (ncol[i], min(len(objs[i]), 63), -i))
+    tmpl = objs[best]
+    top, left, th, tw = _box(tmpl)
+    others = [o for i, o in enumerate(objs) if i != best]
+    out = grid.copy()
+    members = set(tmpl)
+    fits = [o for o in others if len({int(grid[y, x]) for y, x in o}) == 1 and _box(o)[2:] == (th, tw)]
+    if not fits:
+        return None
+    for o in fits:
+        otop, oleft, _, _ = _box(o)
+        for y, x in o:
+            src = (top + y - otop, left + x - oleft)
+            out[y, x] = grid[src] if src in members else 0
+    return out
+
+
+REFERENCES = {"stamp_template": ref_stamp_template}
+STAMPS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
+
+
+def test_every_primitive_of_the_module_has_a_reference():
+    assert {t.name for t in STAMPS} == set(REFERENCES)
+
+
+@pytest.mark.parametrize("name, args, inp, expected", STAMPS_CASES)
+def test_hand_made_cases(name, args, inp, expected):
+    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
+
+
+@pytest.mark.parametrize("name, args, inp, expected", STAMPS_CASES + NO_RESULT)
+def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
+    out = REFERENCES[name](g(inp), *args)
+    assert (None if out is None else out.tolist()) == expected
+
+
+@pytest.mark.parametrize("name, args, inp, expected", NO_RESULT)
+def test_no_result(name, args, inp, expected):
+    with pytest.raises(ValueError):
+        getattr(dsl, name)(g(inp), *args)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t=st.sampled_from(STAMPS), stack=stacks([0, 0, 0, 0, 0, 1, 2, 8]))
+def test_batched_primitive_matches_the_reference(t, stack):
+    check_against_reference(t, stack, REFERENCES[t.name])
+
+
+@pytest.mark.parametrize("t", STAMPS, ids=str)
+def test_padded_stack_matches_single_grids(t):
+    """Grids of several shapes padded into one stack give what each gives alone."""
+    grids = [g(SHAPED), g([[1, 2, 0, 5, 0], [0, 3, 0, 5, 5]]), g([[1, 2, 0, 0], [0, 0, 0, 5]]), g([[3]])]
+    stack = np.zeros((len(grids), 5, 6), dtype=np.uint8)
+    for i, grid in enumerate(grids):
+        stack[i, :grid.shape[0], :grid.shape[1]] = grid
+    h = np.array([x.shape[0] for x in grids])
+    w = np.array([x.shape[1] for x in grids])
+    res = t.padded(np, stack, h, w)
+    for i, grid in enumerate(grids):
+        expected = REFERENCES[t.name](grid, *t.args)
+        assert bool(res.valid[i]) == (expected is not None)
+        if expected is not None:
+            assert res.arr[i, :res.h[i], :res.w[i]].tolist() == expected.tolist()
+        assert not res.arr[i, grid.shape[0]:].any() and not res.arr[i, :, grid.shape[1]:].any()
