@@ -46,3 +46,73 @@ def check_against_reference(t, stack, reference):
         else:
             assert i in results, f"{t}: no result for grid {i}\n{grid}"
             np.testing.assert_array_equal(results[i], expected, err_msg=f"{t} grid {i}\n{grid}")
+
+
+def module_tests(module: str, references: dict, cases: list, no_result: list = (), cells=(0, 1, 2),
+                 padded_grids: list = (), examples: int = 200) -> dict:
+    """The tests that every primitive module's test file shares, as test functions for its globals
+    (``globals().update(module_tests(...))``): every transform of ``module`` has a per-grid
+    reference in ``references``; the hand-made ``cases`` hold for the DSL and for the references,
+    and the DSL has no result on the ``no_result`` cases; the batched primitive matches its
+    reference on random stacks of ``cells``; and the grids ``padded_grids`` (nested lists) padded
+    into one stack each give what they give alone, a result's cells outside its sides 0."""
+    from hypothesis import HealthCheck, given, settings
+
+    from solvers import dsl
+    from solvers.primitives import transforms
+
+    module_transforms = [t for t in transforms() if t.primitive.fn.__module__ == module]
+
+    def test_every_primitive_of_the_module_has_a_reference():
+        assert module_transforms and {t.name for t in module_transforms} == set(references)
+
+    @pytest.mark.parametrize("name, args, inp, expected", cases)
+    def test_hand_made_cases(name, args, inp, expected):
+        assert getattr(dsl, name)(g(inp), *args).tolist() == expected
+
+    @pytest.mark.parametrize("name, args, inp, expected", list(cases) + list(no_result))
+    def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
+        out = references[name](g(inp), *args)
+        assert (None if out is None else out.tolist()) == expected
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(t=st.sampled_from(module_transforms), stack=stacks(list(cells)))
+    def test_batched_primitive_matches_the_reference(t, stack):
+        check_against_reference(t, stack, references[t.name])
+
+    tests = {f.__name__: f for f in (test_every_primitive_of_the_module_has_a_reference, test_hand_made_cases,
+                                     test_references_agree_with_the_hand_made_cases,
+                                     test_batched_primitive_matches_the_reference)}
+    if no_result:
+        @pytest.mark.parametrize("name, args, inp, expected", no_result)
+        def test_no_result(name, args, inp, expected):
+            with pytest.raises(ValueError):
+                getattr(dsl, name)(g(inp), *args)
+
+        tests["test_no_result"] = test_no_result
+    if padded_grids:
+        @pytest.mark.parametrize("t", module_transforms, ids=str)
+        def test_padded_stack_matches_single_grids(t):
+            """Grids of several shapes padded into one stack give what each gives alone."""
+            grids = [g(rows) for rows in padded_grids]
+            stack = np.zeros((len(grids), max(x.shape[0] for x in grids), max(x.shape[1] for x in grids)),
+                             dtype=np.uint8)
+            for i, grid in enumerate(grids):
+                stack[i, :grid.shape[0], :grid.shape[1]] = grid
+            h = np.array([x.shape[0] for x in grids])
+            w = np.array([x.shape[1] for x in grids])
+            res = t.padded(np, stack, h, w)
+            for i, grid in enumerate(grids):
+                expected = references[t.name](grid, *t.args)
+                if isinstance(res, np.ndarray):  # a result of the input's sides, in place
+                    got = res[i, :grid.shape[0], :grid.shape[1]]
+                else:
+                    assert bool(res.valid[i]) == (expected is not None)
+                    if expected is None:
+                        continue
+                    got = res.arr[i, :res.h[i], :res.w[i]]
+                    assert not res.arr[i, res.h[i]:].any() and not res.arr[i, :, res.w[i]:].any()
+                assert got.tolist() == expected.tolist()
+
+        tests["test_padded_stack_matches_single_grids"] = test_padded_stack_matches_single_grids
+    return tests

@@ -7,13 +7,8 @@ which takes it in for its completeness checks; every expected grid is written ou
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from dsl_reference import case, check_against_reference, g, stacks
-from solvers import dsl
-from solvers.primitives import transforms
+from dsl_reference import case, module_tests
 
 MODULE = "solvers.primitives.reach"
 
@@ -81,41 +76,5 @@ def ref_dot_rays(grid):
 
 
 REFERENCES = {"dot_rays": ref_dot_rays}
-REACH = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
-
-
-def test_every_primitive_of_the_module_has_a_reference():
-    assert {t.name for t in REACH} == set(REFERENCES)
-
-
-@pytest.mark.parametrize("name, args, inp, expected", REACH_CASES)
-def test_hand_made_cases(name, args, inp, expected):
-    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", REACH_CASES)
-def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
-    assert REFERENCES[name](g(inp), *args).tolist() == expected
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(REACH), stack=stacks([0, 0, 0, 0, 1, 2, 3]))
-def test_batched_primitive_matches_the_reference(t, stack):
-    check_against_reference(t, stack, REFERENCES[t.name])
-
-
-@pytest.mark.parametrize("t", REACH, ids=str)
-def test_padded_stack_matches_single_grids(t):
-    """Grids of several shapes padded into one stack give what each gives alone."""
-    grids = [g(DOTS), g([[0, 1, 0, 0], [1, 0, 0, 2], [1, 1, 0, 0]]), g([[0, 1, 0], [1, 0, 0]]),
-             g([[2, 0, 0, 2]]), g([[0]])]
-    stack = np.zeros((len(grids), 6, 7), dtype=np.uint8)
-    for i, grid in enumerate(grids):
-        stack[i, :grid.shape[0], :grid.shape[1]] = grid
-    h = np.array([x.shape[0] for x in grids])
-    w = np.array([x.shape[1] for x in grids])
-    res = t.padded(np, stack, h, w)
-    arr = res if isinstance(res, np.ndarray) else res.arr
-    for i, grid in enumerate(grids):
-        expected = REFERENCES[t.name](grid, *t.args)
-        assert arr[i, :grid.shape[0], :grid.shape[1]].tolist() == expected.tolist()
+globals().update(module_tests(MODULE, REFERENCES, REACH_CASES, cells=[0, 0, 0, 0, 1, 2, 3],
+                            padded_grids=[DOTS, [[0, 1, 0, 0], [1, 0, 0, 2], [1, 1, 0, 0]], [[0, 1, 0], [1, 0, 0]], [[2, 0, 0, 2]], [[0]]], examples=300))

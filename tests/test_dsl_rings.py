@@ -7,12 +7,10 @@ which takes it in for its completeness checks; every expected grid is written ou
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsl_reference import case, check_against_reference, g, stacks
-from solvers import dsl
+from dsl_reference import case, check_against_reference, stacks, module_tests
 from solvers.primitives import transforms
 
 MODULE = "solvers.primitives.rings"
@@ -57,38 +55,13 @@ def ref_ring_colours(grid, order):
 
 
 REFERENCES = {"ring_colours": ref_ring_colours}
-RING_TRANSFORMS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
-
-
-def test_every_primitive_of_the_module_has_a_reference():
-    assert {t.name for t in RING_TRANSFORMS} == set(REFERENCES)
-
-
-@pytest.mark.parametrize("name, args, inp, expected", RINGS_CASES)
-def test_hand_made_cases(name, args, inp, expected):
-    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", RINGS_CASES + NO_RESULT)
-def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
-    out = REFERENCES[name](g(inp), *args)
-    assert (None if out is None else out.tolist()) == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", NO_RESULT)
-def test_no_result(name, args, inp, expected):
-    with pytest.raises(ValueError):
-        getattr(dsl, name)(g(inp), *args)
+globals().update(module_tests(MODULE, REFERENCES, RINGS_CASES, NO_RESULT, cells=[1, 2],
+                            padded_grids=[RINGS, [row[1:4] for row in RINGS[1:4]], [[5, 5, 5, 5], [5, 6, 6, 5], [5, 5, 5, 5]], [[1, 2], [2, 1]]], examples=200))
+MODULE_TRANSFORMS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(RING_TRANSFORMS), stack=stacks([1, 2]))
-def test_batched_primitive_matches_the_reference(t, stack):
-    check_against_reference(t, stack, REFERENCES[t.name])
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(RING_TRANSFORMS), stack=stacks([0, 1, 2, 3]))
+@given(t=st.sampled_from(MODULE_TRANSFORMS), stack=stacks([0, 1, 2, 3]))
 def test_batched_primitive_matches_the_reference_on_ring_grids(t, stack):
     """Grids made of rings (each ring the colour drawn for its diagonal cell)."""
     for i, grid in enumerate(stack):
@@ -97,20 +70,3 @@ def test_batched_primitive_matches_the_reference_on_ring_grids(t, stack):
                              np.minimum(np.arange(w), w - 1 - np.arange(w)))
         stack[i] = grid[d, d]
     check_against_reference(t, stack, REFERENCES[t.name])
-
-
-@pytest.mark.parametrize("t", RING_TRANSFORMS, ids=str)
-def test_padded_stack_matches_single_grids(t):
-    """Grids of several shapes padded into one stack give what each gives alone."""
-    grids = [g(RINGS), g(RINGS)[1:4, 1:4], g([[5, 5, 5, 5], [5, 6, 6, 5], [5, 5, 5, 5]]), g([[1, 2], [2, 1]])]
-    stack = np.zeros((len(grids), 5, 5), dtype=np.uint8)
-    for i, grid in enumerate(grids):
-        stack[i, :grid.shape[0], :grid.shape[1]] = grid
-    h = np.array([x.shape[0] for x in grids])
-    w = np.array([x.shape[1] for x in grids])
-    res = t.padded(np, stack, h, w)
-    for i, grid in enumerate(grids):
-        expected = REFERENCES[t.name](grid, *t.args)
-        assert bool(res.valid[i]) == (expected is not None)
-        if expected is not None:
-            assert res.arr[i, :res.h[i], :res.w[i]].tolist() == expected.tolist()

@@ -7,13 +7,8 @@ which takes it in for its completeness checks; every expected grid is written ou
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from dsl_reference import case, check_against_reference, g, stacks
-from solvers import dsl
-from solvers.primitives import transforms
+from dsl_reference import case, module_tests
 
 MODULE = "solvers.primitives.shapes"
 
@@ -80,31 +75,4 @@ def _crop(grid, cells):
 
 
 REFERENCES = {"common_shape_object": ref_common_shape_object}
-SHAPE_TRANSFORMS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
-
-
-def test_every_primitive_of_the_module_has_a_reference():
-    assert {t.name for t in SHAPE_TRANSFORMS} == set(REFERENCES)
-
-
-@pytest.mark.parametrize("name, args, inp, expected", SHAPES_CASES)
-def test_hand_made_cases(name, args, inp, expected):
-    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", SHAPES_CASES + NO_RESULT)
-def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
-    out = REFERENCES[name](g(inp), *args)
-    assert (None if out is None else out.tolist()) == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", NO_RESULT)
-def test_no_result(name, args, inp, expected):
-    with pytest.raises(ValueError):
-        getattr(dsl, name)(g(inp), *args)
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(SHAPE_TRANSFORMS), stack=stacks([0, 0, 0, 1, 2, 3]))
-def test_batched_primitive_matches_the_reference(t, stack):
-    check_against_reference(t, stack, REFERENCES[t.name])
+globals().update(module_tests(MODULE, REFERENCES, SHAPES_CASES, NO_RESULT, cells=[0, 0, 0, 1, 2, 3], examples=300))

@@ -7,13 +7,8 @@ which takes it in for its completeness checks; every expected grid is written ou
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from dsl_reference import case, check_against_reference, g, stacks
-from solvers import dsl
-from solvers.primitives import transforms
+from dsl_reference import case, module_tests
 
 MODULE = "solvers.primitives.stamps"
 
@@ -89,49 +84,5 @@ def ref_stamp_template(grid):
 
 
 REFERENCES = {"stamp_template": ref_stamp_template}
-STAMPS = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
-
-
-def test_every_primitive_of_the_module_has_a_reference():
-    assert {t.name for t in STAMPS} == set(REFERENCES)
-
-
-@pytest.mark.parametrize("name, args, inp, expected", STAMPS_CASES)
-def test_hand_made_cases(name, args, inp, expected):
-    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", STAMPS_CASES + NO_RESULT)
-def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
-    out = REFERENCES[name](g(inp), *args)
-    assert (None if out is None else out.tolist()) == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", NO_RESULT)
-def test_no_result(name, args, inp, expected):
-    with pytest.raises(ValueError):
-        getattr(dsl, name)(g(inp), *args)
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(STAMPS), stack=stacks([0, 0, 0, 0, 0, 1, 2, 8]))
-def test_batched_primitive_matches_the_reference(t, stack):
-    check_against_reference(t, stack, REFERENCES[t.name])
-
-
-@pytest.mark.parametrize("t", STAMPS, ids=str)
-def test_padded_stack_matches_single_grids(t):
-    """Grids of several shapes padded into one stack give what each gives alone."""
-    grids = [g(SHAPED), g([[1, 2, 0, 5, 0], [0, 3, 0, 5, 5]]), g([[1, 2, 0, 0], [0, 0, 0, 5]]), g([[3]])]
-    stack = np.zeros((len(grids), 5, 6), dtype=np.uint8)
-    for i, grid in enumerate(grids):
-        stack[i, :grid.shape[0], :grid.shape[1]] = grid
-    h = np.array([x.shape[0] for x in grids])
-    w = np.array([x.shape[1] for x in grids])
-    res = t.padded(np, stack, h, w)
-    for i, grid in enumerate(grids):
-        expected = REFERENCES[t.name](grid, *t.args)
-        assert bool(res.valid[i]) == (expected is not None)
-        if expected is not None:
-            assert res.arr[i, :res.h[i], :res.w[i]].tolist() == expected.tolist()
-        assert not res.arr[i, grid.shape[0]:].any() and not res.arr[i, :, grid.shape[1]:].any()
+globals().update(module_tests(MODULE, REFERENCES, STAMPS_CASES, NO_RESULT, cells=[0, 0, 0, 0, 0, 1, 2, 8],
+                            padded_grids=[SHAPED, [[1, 2, 0, 5, 0], [0, 3, 0, 5, 5]], [[1, 2, 0, 0], [0, 0, 0, 5]], [[3]]], examples=300))

@@ -6,14 +6,7 @@ which takes it in for its completeness checks; every expected grid is written ou
 """
 from __future__ import annotations
 
-import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from dsl_reference import case, check_against_reference, g, stacks
-from solvers import dsl
-from solvers.primitives import transforms
+from dsl_reference import case, module_tests
 
 MODULE = "solvers.primitives.stride"
 
@@ -33,39 +26,5 @@ def ref_mark_alternate_lines(grid, axis):
 
 
 REFERENCES = {"mark_alternate_lines": ref_mark_alternate_lines}
-STRIDE = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
-
-
-def test_every_primitive_of_the_module_has_a_reference():
-    assert {t.name for t in STRIDE} == set(REFERENCES)
-
-
-@pytest.mark.parametrize("name, args, inp, expected", STRIDE_CASES)
-def test_hand_made_cases(name, args, inp, expected):
-    assert getattr(dsl, name)(g(inp), *args).tolist() == expected
-
-
-@pytest.mark.parametrize("name, args, inp, expected", STRIDE_CASES)
-def test_references_agree_with_the_hand_made_cases(name, args, inp, expected):
-    assert REFERENCES[name](g(inp), *args).tolist() == expected
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(t=st.sampled_from(STRIDE), stack=stacks([0, 0, 1, 2, 9]))
-def test_batched_primitive_matches_the_reference(t, stack):
-    check_against_reference(t, stack, REFERENCES[t.name])
-
-
-@pytest.mark.parametrize("t", STRIDE, ids=str)
-def test_padded_stack_matches_single_grids(t):
-    """Grids of several shapes padded into one stack give what each gives alone: lines are
-    counted from each grid's own last line."""
-    grids = [g([[2, 2, 0], [0, 1, 0], [1, 1, 1], [3, 0, 0]]), g([[0, 5], [5, 5]]), g([[7, 0, 7, 7, 0]]), g([[0]])]
-    stack = np.zeros((len(grids), 4, 5), dtype=np.uint8)
-    for i, grid in enumerate(grids):
-        stack[i, :grid.shape[0], :grid.shape[1]] = grid
-    h = np.array([x.shape[0] for x in grids])
-    w = np.array([x.shape[1] for x in grids])
-    res = t.padded(np, stack, h, w)
-    for i, grid in enumerate(grids):
-        assert res.arr[i, :grid.shape[0], :grid.shape[1]].tolist() == REFERENCES[t.name](grid, *t.args).tolist()
+globals().update(module_tests(MODULE, REFERENCES, STRIDE_CASES, cells=[0, 0, 1, 2, 9],
+                            padded_grids=[[[2, 2, 0], [0, 1, 0], [1, 1, 1], [3, 0, 0]], [[0, 5], [5, 5]], [[7, 0, 7, 7, 0]], [[0]]], examples=200))
