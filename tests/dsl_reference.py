@@ -116,3 +116,30 @@ def module_tests(module: str, references: dict, cases: list, no_result: list = (
 
         tests["test_padded_stack_matches_single_grids"] = test_padded_stack_matches_single_grids
     return tests
+
+
+def reference_objects(grid, diagonal: bool, one_colour: bool) -> list:
+    """The objects of a grid by a plain flood fill, for references: its non-zero cells joined through
+    their 4 (or, ``diagonal``, 8) neighbours, of one colour each where ``one_colour``; each a list
+    of (row, col) cells, in reading order of their first cells."""
+    h, w = grid.shape
+    steps = [(dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+             if (dy or dx) and (diagonal or not (dy and dx))]
+    seen = np.zeros((h, w), dtype=bool)
+    found = []
+    for r in range(h):
+        for c in range(w):
+            if grid[r, c] and not seen[r, c]:
+                todo, cells = [(r, c)], []
+                seen[r, c] = True
+                while todo:
+                    y, x = todo.pop()
+                    cells.append((y, x))
+                    for dy, dx in steps:
+                        yy, xx = y + dy, x + dx
+                        if 0 <= yy < h and 0 <= xx < w and grid[yy, xx] and not seen[yy, xx] \
+                                and (not one_colour or grid[yy, xx] == grid[r, c]):
+                            seen[yy, xx] = True
+                            todo.append((yy, xx))
+                found.append(cells)
+    return found

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsl_reference import case, module_tests
+from dsl_reference import case, module_tests, reference_objects
 
 MODULE = "solvers.primitives.shapes"
 
@@ -30,32 +30,8 @@ NO_RESULT = [
 ]
 
 
-def _objects(grid):
-    """The 8-connected one-colour objects of a grid, in reading order of their first cells."""
-    h, w = grid.shape
-    seen = np.zeros((h, w), dtype=bool)
-    found = []
-    for r in range(h):
-        for c in range(w):
-            if grid[r, c] and not seen[r, c]:
-                todo, cells = [(r, c)], []
-                seen[r, c] = True
-                while todo:
-                    y, x = todo.pop()
-                    cells.append((y, x))
-                    for dy in (-1, 0, 1):
-                        for dx in (-1, 0, 1):
-                            yy, xx = y + dy, x + dx
-                            if 0 <= yy < h and 0 <= xx < w and not seen[yy, xx] \
-                                    and grid[yy, xx] == grid[r, c]:
-                                seen[yy, xx] = True
-                                todo.append((yy, xx))
-                found.append(cells)
-    return found
-
-
 def ref_common_shape_object(grid):
-    objs = _objects(grid)
+    objs = reference_objects(grid, diagonal=True, one_colour=True)
     shapes = []
     for o in objs:
         top, left = min(y for y, _ in o), min(x for _, x in o)

@@ -6,9 +6,7 @@ which takes it in for its completeness checks; every expected grid is written ou
 """
 from __future__ import annotations
 
-import numpy as np
-
-from dsl_reference import case, module_tests
+from dsl_reference import case, module_tests, reference_objects
 
 MODULE = "solvers.primitives.stamps"
 
@@ -34,27 +32,6 @@ NO_RESULT = [
 ]
 
 
-def _objects(grid):
-    """The 4-connected non-zero objects (any colours) of a grid, in reading order of first cell."""
-    h, w = grid.shape
-    seen = np.zeros((h, w), dtype=bool)
-    found = []
-    for r in range(h):
-        for c in range(w):
-            if grid[r, c] and not seen[r, c]:
-                todo, cells = [(r, c)], []
-                seen[r, c] = True
-                while todo:
-                    y, x = todo.pop()
-                    cells.append((y, x))
-                    for yy, xx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
-                        if 0 <= yy < h and 0 <= xx < w and grid[yy, xx] and not seen[yy, xx]:
-                            seen[yy, xx] = True
-                            todo.append((yy, xx))
-                found.append(cells)
-    return found
-
-
 def _box(cells):
     rows, cols = [y for y, _ in cells], [x for _, x in cells]
     return min(rows), min(cols), max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
@@ -62,7 +39,7 @@ def _box(cells):
 
 def ref_stamp_template(grid):
     h, w = grid.shape
-    objs = _objects(grid)
+    objs = reference_objects(grid, diagonal=False, one_colour=False)
     ncol = [len({int(grid[y, x]) for y, x in o}) for o in objs]
     if not objs or max(ncol) < 2:
         return None
