@@ -1029,3 +1029,25 @@ def test_absorbs_finished_later_give_identical_results(dev, monkeypatch, absorb_
         assert search._absorbing is None
     assert True in started and False in started, "no absorb of each kind of level was finished later"
     assert results[0] == results[1]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(GPU_REASON is not None, reason=GPU_REASON or "")
+def test_a_search_out_of_device_memory_gives_its_memory_back(monkeypatch):
+    """A GPU search that runs out of memory leaves none of its arrays on the device, even those its
+    error's frames hold in reference cycles: a budget run's narrower search needs that memory."""
+    import pipeline.search.shards as shards
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.used_bytes()
+
+    def runs_out(xp, *args, **kwargs):
+        held = [xp.zeros(1 << 28, dtype=xp.uint8)]
+        held.append(held)  # a cycle: only a full collection frees it
+        raise MemoryError("key table: no device memory to grow")
+
+    monkeypatch.setattr(shards, "_search", runs_out)
+    with pytest.raises(MemoryError, match="key table"):
+        shards.search_shard([], 1, 0, None, 1000, gpu=0)
+    assert pool.used_bytes() == before and pool.total_bytes() == before

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 from pipeline.finish.program import FoundProgram
 from pipeline.run.tasks import Task
 from pipeline.search.colour_roles import VARIANT_SUFFIX, merged, restored, role_variant
-from pipeline.search.device import plain_reductions, stage_pinned
+from pipeline.search.device import is_out_of_memory, plain_reductions, stage_pinned
 from pipeline.search.driver import Search
 from pipeline.search.layers import MODES, compose_layers
 from pipeline.search.mechanisms import MECHANISMS
@@ -70,8 +70,19 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
 
     plain_reductions()
     with cupy.cuda.Device(gpu):
-        return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
-                       gpu_block_cells(cupy, gpu_share), mechanisms)
+        try:
+            return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
+                           gpu_block_cells(cupy, gpu_share), mechanisms)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            message = f"{type(exc).__name__}: {exc}"
+        # Out of device memory: the failed search's arrays are held by the error's frames, often
+        # in reference cycles that only a full collection frees, and then by CuPy's pool. A budget
+        # run searches again, narrower: it needs that memory back on the device.
+        gc.collect()
+        cupy.get_default_memory_pool().free_all_blocks()
+        raise MemoryError(message)
 
 
 def gpu_block_cells(cupy, gpu_share: int = 1) -> int:
