@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsl_reference import case, module_tests
+from dsl_reference import case, module_tests, reference_objects
 
 MODULE = "solvers.primitives.reach"
 
@@ -33,25 +33,10 @@ REACH_CASES = [
 
 def _labels8(grid):
     """Same-colour 8-connected object sizes, per cell (0 on the background)."""
-    h, w = grid.shape
-    size = np.zeros((h, w), dtype=int)
-    seen = np.zeros((h, w), dtype=bool)
-    for r in range(h):
-        for c in range(w):
-            if grid[r, c] and not seen[r, c]:
-                todo, cells = [(r, c)], []
-                seen[r, c] = True
-                while todo:
-                    y, x = todo.pop()
-                    cells.append((y, x))
-                    for dy in (-1, 0, 1):
-                        for dx in (-1, 0, 1):
-                            yy, xx = y + dy, x + dx
-                            if 0 <= yy < h and 0 <= xx < w and not seen[yy, xx] and grid[yy, xx] == grid[r, c]:
-                                seen[yy, xx] = True
-                                todo.append((yy, xx))
-                for y, x in cells:
-                    size[y, x] = len(cells)
+    size = np.zeros(grid.shape, dtype=int)
+    for cells in reference_objects(grid, diagonal=True, one_colour=True):
+        for y, x in cells:
+            size[y, x] = len(cells)
     return size
 
 
