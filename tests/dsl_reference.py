@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from solvers.batch import as_parts
+from solvers.padded import pad_grids
 
 
 def g(rows):
@@ -95,13 +96,7 @@ def module_tests(module: str, references: dict, cases: list, no_result: list = (
         def test_padded_stack_matches_single_grids(t):
             """Grids of several shapes padded into one stack give what each gives alone."""
             grids = [g(rows) for rows in padded_grids]
-            stack = np.zeros((len(grids), max(x.shape[0] for x in grids), max(x.shape[1] for x in grids)),
-                             dtype=np.uint8)
-            for i, grid in enumerate(grids):
-                stack[i, :grid.shape[0], :grid.shape[1]] = grid
-            h = np.array([x.shape[0] for x in grids])
-            w = np.array([x.shape[1] for x in grids])
-            res = t.padded(np, stack, h, w)
+            res = t.padded(np, *pad_grids(grids))
             for i, grid in enumerate(grids):
                 expected = references[t.name](grid, *t.args)
                 if isinstance(res, np.ndarray):  # a result of the input's sides, in place

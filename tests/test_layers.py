@@ -85,7 +85,7 @@ def test_a_piece_erases_where_it_is_zero():
     outputs = [np.where(g == 1, 0, dsl.paint(g, run_steps(RAYS_OF_TWOS, g))) for g in inputs]
     task = Task("rays-no-ones", tuple(inputs[:2]), tuple(outputs[:2]), (inputs[2],))
     eraser = (("remove_color", (1,)), ("recolor", (5,)))
-    program = compose_layers(np, [task], [[RAYS_OF_TWOS, eraser]], [[]], modes=("erase",))[0]
+    program = compose_layers(np, [task], [[RAYS_OF_TWOS, eraser]], [[]], modes=("erasers",))[0]
     assert program.steps == () and program.layers == (eraser, RAYS_OF_TWOS) and program.erasers == (0,)
     assert "erase(" in program.source() and _runs_right(program, task)
     assert np.array_equal(program.test_outputs[0], outputs[2])
@@ -182,6 +182,6 @@ def test_a_colour_table_keeps_only_colours_of_two_train_pairs():
     chains.steps, chains.n_pieces = [(("piece", ()),)], 1
     chains.grids = [[np.array([[1, 3]], dtype=np.uint8), np.array([[1, 0]], dtype=np.uint8)]]
     target = np.array([2, 4, 2, 0])
-    chain, kind, tables, value, paints = chains.rows(target, ("mapped",))
+    chain, kind, tables, value, paints = chains.rows(target, ("colour_layers",))
     assert kind.tolist() == [PAINT, MAPPED] and tables[1][1] == 2 and tables[1][3] == 0
     assert value[1].tolist() == [2, 0, 2, 0] and paints[1].tolist() == [True, False, True, False]

@@ -491,18 +491,26 @@ def chain_source(steps, layers=(), roles=None, sized=None, sized_first=False, er
     return "\n".join(lines)
 
 
-def _stacked(base: str, layers: list, erasers=()) -> str:
-    """The expression that stacks the results ``layers`` over ``base``: runs of painted layers
-    as one ``paint`` call, those whose indices are in ``erasers`` as an ``erase`` call each."""
-    result, run = base, []
-    for k, layer in enumerate(layers):
+def layer_calls(count: int, erasers=()) -> list:
+    """How ``count`` layers stack (bottom up): the calls that write them, each ``("paint", [layer
+    indices])`` for a run of painted layers or ``("erase", [index])`` for a layer in ``erasers``."""
+    calls: list = []
+    for k in range(count):
         if k in erasers:
-            if run:
-                result, run = f"paint({', '.join([result] + run)})", []
-            result = f"erase({result}, {layer})"
+            calls.append(("erase", [k]))
+        elif calls and calls[-1][0] == "paint":
+            calls[-1][1].append(k)
         else:
-            run.append(layer)
-    return f"paint({', '.join([result] + run)})" if run else result
+            calls.append(("paint", [k]))
+    return calls
+
+
+def _stacked(base: str, layers: list, erasers=()) -> str:
+    """The expression that stacks the results ``layers`` over ``base`` (see :func:`layer_calls`)."""
+    result = base
+    for name, ks in layer_calls(len(layers), erasers):
+        result = f"{name}({', '.join([result] + [layers[k] for k in ks])})"
+    return result
 
 
 def _chain_lines(steps, first_var: int, lines: list, result: str | None, start: str = "I") -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.finish.inline import chain_source
+from pipeline.finish.inline import chain_source, layer_calls
 
 
 def plain_grid(grid) -> list:
@@ -64,7 +64,7 @@ class FoundProgram:
     def size(self) -> int:
         """Number of calls (a layered composition's ``paint``, the colour roles' renamings and the
         size transform with its ``output_size`` included)."""
-        return (len(self.steps) + sum(len(layer) for layer in self.layers) + _combinator_calls(self)
+        return (len(self.steps) + sum(len(layer) for layer in self.layers) + len(layer_calls(len(self.layers), self.erasers))
                 + 2 * (self.roles is not None) + 2 * (self.sized is not None))
 
     @property
@@ -100,17 +100,6 @@ class FoundProgram:
         return cls(steps, float(d["rank"]), bool(d["solved"]), int(d["train_exact"]), float(d["score"]),
                    tuple(d["test_outputs"]), layers, None if roles is None else tuple(int(c) for c in roles), sized,
                    bool(d.get("sized_first", False)), tuple(int(k) for k in d.get("erasers", ())))
-
-
-def _combinator_calls(program: FoundProgram) -> int:
-    """The ``paint`` and ``erase`` calls that stack a layered program's layers (0 without layers)."""
-    calls, painting = 0, False
-    for k in range(len(program.layers)):
-        if k in program.erasers:
-            calls, painting = calls + 1, False
-        elif not painting:
-            calls, painting = calls + 1, True
-    return calls
 
 
 def _plain(args):

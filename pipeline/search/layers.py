@@ -82,7 +82,7 @@ class _Chains:
         P, n = len(self.steps), self.n_pieces
         identity = np.arange(10, dtype=np.uint8)
         chain, kind, tables = [np.arange(P)], [np.full(P, PAINT)], [np.broadcast_to(identity, (P, 10))]
-        if n and "mapped" in modes:
+        if n and "colour_layers" in modes:
             hist = np.bincount((np.arange(n)[:, None] * 100 + flat[:n].astype(np.int64) * 10 + target).ravel(),
                                minlength=n * 100).reshape(n, 10, 10)
             to = hist.argmax(axis=2)
@@ -98,7 +98,7 @@ class _Chains:
             present[:, 0] = False
             new = kept.any(axis=1) & (present & (table != identity)).any(axis=1)
             chain.append(np.nonzero(new)[0]), kind.append(np.full(int(new.sum()), MAPPED)), tables.append(table[new])
-        if n and "erase" in modes:
+        if n and "erasers" in modes:
             erases = ((flat[:n] == 0).any(axis=1) & (flat[:n] != 0).any(axis=1))
             chain.append(np.nonzero(erases)[0]), kind.append(np.full(int(erases.sum()), ERASE))
             tables.append(np.broadcast_to(identity, (int(erases.sum()), 10)))
@@ -111,8 +111,9 @@ class _Chains:
         return chain, kind, tables, value, paints
 
 
-# The row kinds layered composition uses (see :func:`compose_layers`).
-MODES = ("mapped", "erase")
+# The ways besides painting that a piece may be a layer, named as their mechanisms
+# (:data:`pipeline.search.mechanisms.MECHANISMS`): through its colour table, as an eraser.
+MODES = ("colour_layers", "erasers")
 
 
 def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX_LAYERS,
@@ -121,8 +122,7 @@ def compose_layers(xp, tasks, pieces: list, bottoms: list, max_layers: int = MAX
 
     ``pieces[i]`` and ``bottoms[i]`` are lists of chains (tuples of ``(name, args)`` steps) for
     ``tasks[i]``: pieces may be layers, bottoms (and pieces, and the input) the bottom layer.
-    ``modes`` names the ways besides painting that a piece may be a layer: ``"mapped"`` (through
-    its colour table), ``"erase"``.
+    ``modes`` names the ways besides painting that a piece may be a layer (of :data:`MODES`).
     """
     pieces = [[tuple(s) for s in task_pieces] for task_pieces in pieces]
     bottoms = [[tuple(s) for s in task_bottoms] for task_bottoms in bottoms]

@@ -168,8 +168,8 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
         res.programs[task.id] = found
     if search.pieces is not None:
         t0 = time.perf_counter()
-        modes = tuple(mode for mode, name in (("mapped", "colour_layers"), ("erase", "erasers")) if name in mechanisms)
-        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms, modes=modes)
+        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms,
+                     modes=tuple(mode for mode in MODES if mode in mechanisms))
         res.stage_seconds["search.layers"] = time.perf_counter() - t0
     if "templates" in mechanisms:
         _add_templates(tasks, res.programs)
