@@ -4,19 +4,25 @@ from __future__ import annotations
 from pipeline.finish.program import plain_grid
 
 
-def choose_attempts(ranked_outputs: list, test_inputs: list) -> list[dict]:
+def choose_attempts(ranked_outputs: list, test_inputs: list, plausible=None) -> list[dict]:
     """Two attempts per test input, never empty.
 
     ``ranked_outputs`` is a list (best first) of per-program predictions: each a sequence with one
     grid per test input (a list of rows, or a 2-D NumPy array: only those looked at become lists).
-    For each test input the first two distinct grids are taken; if fewer exist, the test input
-    itself fills in (a common identity answer), and as a last resort the first attempt is repeated.
+    ``plausible(j, grid)``, when given, says whether a grid is a plausible output for test input
+    ``j`` (:class:`pipeline.finish.plausible.Plausibility`): for each test input the plausible
+    predictions come first, in their order, then the others. The first two distinct grids are
+    taken; if fewer exist, the test input itself fills in (a common identity answer), and as a
+    last resort the first attempt is repeated.
     """
     out = []
     for j, test_input in enumerate(test_inputs):
+        grids = [outputs[j] for outputs in ranked_outputs if j < len(outputs)]
+        if plausible is not None:
+            ok = [plausible(j, g) for g in grids]
+            grids = [g for g, k in zip(grids, ok) if k] + [g for g, k in zip(grids, ok) if not k]
         picks: list = []
-        for outputs in ranked_outputs:
-            grid = plain_grid(outputs[j]) if j < len(outputs) else []
+        for grid in map(plain_grid, grids):
             if grid and grid not in picks:
                 picks.append(grid)
             if len(picks) == 2:

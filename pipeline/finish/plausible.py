@@ -1,0 +1,52 @@
+"""Which predicted test outputs are plausible for a task: two properties that the train pairs fix,
+checked on a prediction before it may become an attempt.
+
+- **Colours.** A test output's colours are the test input's or colours that a train pair brings
+  in (in its output, not in its input). A program that fits every train pair but paints a colour
+  that neither the test input holds nor any train pair introduces has generalised by accident: a
+  colour table learnt on the train pairs applied to a colour it never saw, a recolouring by rank
+  or size that meets more objects than the train inputs had, a constant layer's colour.
+- **Size.** Where size rules (those that :mod:`pipeline.search.sizes` fits, and the input's own
+  size) give every train output's size, the test output has one of the sizes they give for the
+  test input; where none does, any size is plausible.
+
+On ARC-1 train every expected test output (416) has plausible colours, and all but one a
+plausible size. The attempts take plausible predictions first (:func:`~pipeline.finish.select.choose_attempts`);
+the others only fill in after them, so a rule that misjudges costs a place, never an attempt.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.search.sizes import candidate_rules, rule_size
+
+
+def _colours(grid) -> set:
+    return set(np.unique(np.asarray(grid)).tolist())
+
+
+class Plausibility:
+    """The plausible colours and sizes of a task's test outputs, per test input."""
+
+    def __init__(self, task):
+        introduced: set = set()
+        for i, o in zip(task.train_inputs, task.train_outputs):
+            introduced |= _colours(o) - _colours(i)
+        self.colours = [introduced | _colours(g) for g in task.test_inputs]
+        rules = [("same",)] + candidate_rules(task)
+        kept = [rule for rule in rules
+                if all(_size(i, rule) == o.shape for i, o in zip(task.train_inputs, task.train_outputs))]
+        # None: no rule fits the train pairs, any size is plausible.
+        self.sizes = [{_size(g, rule) for rule in kept} for g in task.test_inputs] if kept else None
+
+    def __call__(self, j: int, grid) -> bool:
+        """True when ``grid`` (a 2-D array or a list of rows) is a plausible output for test input ``j``."""
+        grid = np.asarray(grid)
+        if grid.ndim != 2 or not _colours(grid) <= self.colours[j]:
+            return False
+        return self.sizes is None or grid.shape in self.sizes[j]
+
+
+def _size(grid, rule) -> tuple | None:
+    """The size ``rule`` gives for ``grid``; the rule ``("same",)``: its own size."""
+    return grid.shape if rule == ("same",) else rule_size(grid, rule)
