@@ -45,8 +45,8 @@ def test_sizes_follow_the_rules_that_fit_every_train_pair():
 
 def test_any_size_is_plausible_where_no_rule_fits():
     task = _task([([[1, 1]], [[1], [1], [1]]), ([[2, 2], [2, 2]], [[2, 2, 2, 2, 2]])], [[[1]]])
-    assert Plausibility(task).sizes is None
     assert Plausibility(task)(0, [[1, 1, 1, 1, 1, 1, 1]])
+    assert not Plausibility(task)(0, [[1, 1, 3]])  # the colours still count
 
 
 def test_attempts_take_plausible_predictions_first():

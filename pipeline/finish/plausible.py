@@ -26,25 +26,38 @@ def _colours(grid) -> set:
 
 
 class Plausibility:
-    """The plausible colours and sizes of a task's test outputs, per test input."""
+    """The plausible colours and sizes of a task's test outputs, per test input. The size rules are
+    fitted lazily, in :func:`candidate_rules`' order, until one gives the size asked about: the
+    cheap ones (the input's size, a constant, a ratio) settle most predictions, and the rules that
+    label objects run only for the others."""
 
     def __init__(self, task):
         introduced: set = set()
         for i, o in zip(task.train_inputs, task.train_outputs):
             introduced |= _colours(o) - _colours(i)
         self.colours = [introduced | _colours(g) for g in task.test_inputs]
-        rules = [("same",)] + candidate_rules(task)
-        kept = [rule for rule in rules
-                if all(_size(i, rule) == o.shape for i, o in zip(task.train_inputs, task.train_outputs))]
-        # None: no rule fits the train pairs, any size is plausible.
-        self.sizes = [{_size(g, rule) for rule in kept} for g in task.test_inputs] if kept else None
+        self._task = task
+        self._rules = [("same",)] + candidate_rules(task)
+        self._sizes: list = []  # per rule fitted so far: its sizes for the test inputs, None where it does not fit
 
     def __call__(self, j: int, grid) -> bool:
         """True when ``grid`` (a 2-D array or a list of rows) is a plausible output for test input ``j``."""
         grid = np.asarray(grid)
         if grid.ndim != 2 or not _colours(grid) <= self.colours[j]:
             return False
-        return self.sizes is None or grid.shape in self.sizes[j]
+        for k in range(len(self._rules)):
+            if k == len(self._sizes):
+                self._sizes.append(self._fit(self._rules[k]))
+            if self._sizes[k] is not None and self._sizes[k][j] == grid.shape:
+                return True
+        return all(sizes is None for sizes in self._sizes)  # no rule fits: any size
+
+    def _fit(self, rule) -> list | None:
+        """The sizes ``rule`` gives for the test inputs, where it gives every train output's size."""
+        task = self._task
+        if any(_size(i, rule) != o.shape for i, o in zip(task.train_inputs, task.train_outputs)):
+            return None
+        return [_size(g, rule) for g in task.test_inputs]
 
 
 def _size(grid, rule) -> tuple | None:

@@ -17,16 +17,20 @@ def choose_attempts(ranked_outputs: list, test_inputs: list, plausible=None) -> 
     """
     out = []
     for j, test_input in enumerate(test_inputs):
-        grids = [outputs[j] for outputs in ranked_outputs if j < len(outputs)]
-        if plausible is not None:
-            ok = [plausible(j, g) for g in grids]
-            grids = [g for g, k in zip(grids, ok) if k] + [g for g, k in zip(grids, ok) if not k]
         picks: list = []
-        for grid in map(plain_grid, grids):
-            if grid and grid not in picks:
-                picks.append(grid)
+        later: list = []  # the implausible predictions, in order
+        for outputs in ranked_outputs:
             if len(picks) == 2:
                 break
+            grid = plain_grid(outputs[j]) if j < len(outputs) else []
+            if not grid or grid in picks:
+                continue
+            (picks if plausible is None or plausible(j, grid) else later).append(grid)
+        for grid in later:
+            if len(picks) == 2:
+                break
+            if grid not in picks:
+                picks.append(grid)
         fallback = [list(map(int, row)) for row in test_input]
         if len(picks) < 2 and fallback not in picks:
             picks.append(fallback)
