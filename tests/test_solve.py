@@ -81,3 +81,23 @@ def test_attempts_from_array_predictions_equal_those_from_lists():
     chosen = choose_attempts(as_arrays, [[[5]]])
     assert chosen == choose_attempts(ranked, [[[5]]]) == [{"attempt_1": a, "attempt_2": b}]
     assert type(chosen[0]["attempt_1"][0][0]) is int
+
+
+def test_plausible_prediction_is_attempt_one_and_its_program_reported(tmp_path, pool):
+    # Both programs fit the train pairs (mirrors of grids of 0 and 1). The shorter one's colour
+    # table turns the test input's 3 into 4, a colour no train pair brings in: the longer one's
+    # prediction is attempt 1, and its program the one reported.
+    train = [np.array(g, dtype=np.uint8) for g in ([[1, 0, 0], [1, 1, 0]], [[0, 1], [0, 0], [1, 1]])]
+    test = np.array([[3, 0, 1]], dtype=np.uint8)
+    task = Task("mirror", tuple(train), tuple(np.fliplr(g) for g in train), (test,))
+    plausible, implausible = [[1, 0, 3]], [[1, 0, 4]]
+    programs = {task.id: [
+        _found([("flip_lr", ()), ("colormap", ({3: 4},))], [implausible], rank=98.0),
+        _found([("rot90", ()), ("rot90", ()), ("flip_ud", ()), ("rot180", ()), ("rot180", ())], [plausible],
+               rank=95.0),
+    ]}
+    cache = open_cache(f"disk:{tmp_path / 'c'}", "test")
+    rec = SolverPipeline(cache, pool, SolverStore(cache), StageTimer()).finish([task], programs, {})[task.id]
+    cache.close()
+    assert rec["attempts"] == [{"attempt_1": plausible, "attempt_2": implausible}]
+    assert "flip_ud" in rec["program"] and "colormap" not in rec["program"]

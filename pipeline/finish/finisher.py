@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pipeline.finish.inline import InlineError, inline
 from pipeline.search.mechanisms import mechanisms_of
+from pipeline.finish.plausible import Plausibility
 from pipeline.finish.program import plain_grid
 from pipeline.finish.select import choose_attempts
 from pipeline.finish.store import StoredSolver, rank_solvers
@@ -40,6 +41,11 @@ class ValidationCounts:
 
 def _grids(arrs) -> list:
     return [a.astype(int).tolist() for a in arrs]
+
+
+def _first_plausible(programs: list, plausible):
+    """The first of ``programs`` (each with ``test_outputs``) whose every prediction is plausible, else the first."""
+    return next((p for p in programs if all(plausible(j, g) for j, g in enumerate(p.test_outputs))), programs[0])
 
 
 def _agrees(res: ValidationResult, prog) -> bool:
@@ -150,7 +156,8 @@ class SolverPipeline:
             # ... but the attempts come only from solvers validated here: whatever the cache holds
             # (planted or not) never changes this run's submission.
             stored = {task.id: rank_solvers(accepted.get(task.id, []))[: self.store.limit] for task in tasks}
-        # 4. attempts: stored solvers first, then the best partial programs
+        # 4. attempts: stored solvers first, then the best partial programs; for each test input
+        #    the plausible predictions (pipeline.finish.plausible) before the others
         with self.timer("select"):
             records = {}
             for task in tasks:
@@ -160,14 +167,18 @@ class SolverPipeline:
                 partial = sorted((p for p in programs.get(task.id, []) if not p.solved),
                                  key=lambda p: (-p.train_exact, -p.score, p.size + p.learned))
                 ranked = [s.test_outputs for s in solvers] + [list(p.test_outputs) for p in partial]
-                attempts = choose_attempts(ranked, _grids(task.test_inputs))
+                plausible = Plausibility(task)
+                attempts = choose_attempts(ranked, _grids(task.test_inputs), plausible)
+                # The program reported: the first whose every prediction is plausible, else the first.
                 if solvers:
-                    status, program, fit = "solved", solvers[0].source, solvers[0].train_fit
+                    lead = _first_plausible(solvers, plausible)
+                    status, program, fit = "solved", lead.source, lead.train_fit
                     used = mechanisms_of(program, True, depth)
                 else:
                     status, program = "unsolved", None
-                    fit = partial[0].train_exact / len(task.train_inputs) if partial else 0.0
-                    used = mechanisms_of(partial[0].source(), False, depth) if partial else []
+                    lead = _first_plausible(partial, plausible) if partial else None
+                    fit = lead.train_exact / len(task.train_inputs) if partial else 0.0
+                    used = mechanisms_of(lead.source(), False, depth) if partial else []
                 records[task.id] = {"id": task.id, "status": status, "program": program,
                                     "train_fit": round(float(fit), 4), "mechanisms": used,
                                     "seconds": round(float(task_seconds.get(task.id, 0.0)), 4),
