@@ -33,11 +33,11 @@ def frontier_block(search: Search, level: int):
     captured = []
     real = search._expand_level
 
-    def capture(frontier, lvl, last, deadline):
+    def capture(frontier, lvl, *rest):
         if lvl == level:
             captured.append(frontier[0])
             raise StopIteration
-        return real(frontier, lvl, last, deadline)
+        return real(frontier, lvl, *rest)
 
     search._expand_level = capture
     try:
