@@ -357,10 +357,12 @@ from test_dsl_reach import REACH_CASES  # noqa: E402
 from test_dsl_stamps import STAMPS_CASES  # noqa: E402
 from test_dsl_shapes import SHAPES_CASES  # noqa: E402
 from test_dsl_stride import STRIDE_CASES  # noqa: E402
+from test_dsl_attract import ATTRACT_CASES  # noqa: E402
+from test_dsl_dot_stamps import DOT_STAMPS_CASES  # noqa: E402
 
 CASES += (MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES + COUNTS_CASES + BOXES_CASES
           + RINGS_CASES + REACH_CASES + STAMPS_CASES + SHAPES_CASES
-          + STRIDE_CASES)
+          + STRIDE_CASES + ATTRACT_CASES + DOT_STAMPS_CASES)
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
@@ -420,7 +422,7 @@ def test_multicolour_objects_tie_is_reading_order(conn):
 # --------------------------------------------------------------------------------------------------
 
 # Primitives whose only argument is a colour: two colours are enough, not all nine.
-COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed"}
+COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed", "slide_to_colour"}
 
 
 def test_every_primitive_has_a_case():

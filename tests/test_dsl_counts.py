@@ -47,5 +47,6 @@ def test_later_modules_come_after_split():
     assert "solvers.primitives.split" in modules[:first]
     later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings",
              "solvers.primitives.reach", "solvers.primitives.stamps",
-             "solvers.primitives.shapes", "solvers.primitives.stride")
+             "solvers.primitives.shapes", "solvers.primitives.stride",
+             "solvers.primitives.attract", "solvers.primitives.dot_stamps")
     assert modules[first:] == sorted(modules[first:], key=later.index)
