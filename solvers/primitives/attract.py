@@ -97,6 +97,16 @@ def slide_to_colour(xp, g, h, w, c):
     one of its cells is closest (ties: down, up, left, right), whatever lies between, stopping at
     the grid's edge if that comes first. Objects with no cell of ``c`` in any of their rows or
     columns stay."""
+    # Only the grids that hold ``c`` change: the others are copied, and the work runs on these.
+    holding = xp.nonzero((g == c).any(axis=(1, 2)))[0]
+    out = g.copy()
+    if int(holding.shape[0]):
+        out[holding] = _slide(xp, g[holding], h[holding], w[holding], c)
+    return Padded(out, h, w, xp.ones(g.shape[0], dtype=bool))
+
+
+def _slide(xp, g, h, w, c):
+    """:func:`slide_to_colour` on grids that each hold a cell of ``c``."""
     pull = g == c
     movers = xp.where(pull, g.dtype.type(0), g)
     labels, owner, _, _ = label_objects(xp, movers, 8, False)
@@ -112,5 +122,4 @@ def slide_to_colour(xp, g, h, w, c):
     step = xp.where(step < FAR - 1, xp.minimum(step, xp.take_along_axis(room, best[None], 0)[0]), 0)
     ys, xs = xp.asarray([d[0] for d in DIRECTIONS]), xp.asarray([d[1] for d in DIRECTIONS])
     r, cc = r + ys[best[lab]] * step[lab], cc + xs[best[lab]] * step[lab]
-    out = paint_cells(xp, xp.where(movers > 0, g.dtype.type(0), g), gi, r, cc, movers[labels > 0])
-    return Padded(out, h, w, xp.ones(g.shape[0], dtype=bool))
+    return paint_cells(xp, xp.where(movers > 0, g.dtype.type(0), g), gi, r, cc, movers[labels > 0])
