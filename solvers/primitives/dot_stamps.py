@@ -14,8 +14,8 @@ def stamp_on_dots(xp, g, h, w):
     """Copy the template, the object (8-connected, any colours) with the most colours (two or more;
     ties: the larger, then the first in reading order), onto every single cell (a one-cell object):
     the template's box centred on the cell (its middle row and column, rounded down), its non-zero
-    cells painted over the grid inside its sides, the single cell erased first; where stamps overlap, the highest colour. Grids with no
-    template or no single cell give no result."""
+    cells painted over the grid inside its sides, the single cell erased first; where stamps
+    overlap, the highest colour. Grids with no template or no single cell give no result."""
     n = g.shape[0]
     labels, owner, sizes, first = label_objects(xp, g, 8, False)
     colours = object_colour_counts(xp, g, labels, owner.shape[0] - 1)
@@ -26,10 +26,13 @@ def stamp_on_dots(xp, g, h, w):
     dot = (labels > 0) & (sizes[labels] == 1)
     gi, r, c = xp.nonzero(dot)
     out = xp.where(dot, g.dtype.type(0), g)
-    # One row per (dot, template cell of its grid's box): at most the stack's sides of each.
+    # One row per (dot of a grid with a template, cell of the largest template box).
+    with_template = has[gi]
+    gi, r, c = gi[with_template], r[with_template], c[with_template]
     H, W = g.shape[1], g.shape[2]
-    dy = xp.arange(H)[None, :, None]
-    dx = xp.arange(W)[None, None, :]
+    box_h, box_w = (int(xp.where(has, side, 0).max()) if n else 0 for side in (th, tw))
+    dy = xp.arange(box_h)[None, :, None]
+    dx = xp.arange(box_w)[None, None, :]
     k = gi[:, None, None]
     src_r, src_c = top[k] + dy, left[k] + dx
     dst_r, dst_c = r[:, None, None] - th[k] // 2 + dy, c[:, None, None] - tw[k] // 2 + dx
