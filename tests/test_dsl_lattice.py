@@ -28,12 +28,19 @@ QUADS = [[1, 3, 5, 2, 0],
 THREE = [[1, 0, 5, 2, 2, 5, 0, 0],
          [0, 0, 5, 0, 0, 5, 0, 0]]
 
+# Three cells side by side: the first two of one shape, the third of another.
+ODD_ONE = [[1, 0, 5, 2, 0, 5, 0, 0],
+           [0, 0, 5, 0, 0, 5, 0, 3]]
+
 LATTICE_CASES = [
     case("fill_cells", ("all",), QUADS, [[1, 1, 5, 2, 2], [1, 1, 5, 2, 2], [5, 5, 5, 5, 5],
                                          [4, 4, 5, 2, 2], [4, 4, 5, 2, 2]]),
     case("fill_cells", ("most",), QUADS, [[1, 1, 5, 0, 0], [1, 1, 5, 0, 0], [5, 5, 5, 5, 5],
                                           [0, 0, 5, 2, 2], [0, 0, 5, 2, 2]]),
     case("fill_cells", ("most",), THREE, [[0, 0, 5, 2, 2, 5, 0, 0], [0, 0, 5, 2, 2, 5, 0, 0]], "fill_cells-three-most"),
+    case("spread_part", ("largest",), QUADS, [[1, 3, 5, 1, 3], [1, 0, 5, 1, 0], [5, 5, 5, 5, 5],
+                                              [1, 3, 5, 1, 3], [1, 0, 5, 1, 0]]),
+    case("spread_part", ("unique_shape",), ODD_ONE, [[0, 0, 5, 0, 0, 5, 0, 0], [0, 3, 5, 0, 3, 5, 0, 3]]),
     case("part_to_lattice", ("smallest",), QUADS, [[2, 2, 5, 0, 0], [2, 2, 5, 0, 0], [5, 5, 5, 5, 5],
                                                    [0, 0, 5, 0, 0], [0, 0, 5, 0, 0]]),
     case("part_to_lattice", ("largest",), QUADS, [[1, 1, 5, 3, 3], [1, 1, 5, 3, 3], [5, 5, 5, 5, 5],
@@ -43,6 +50,7 @@ LATTICE_CASES = [
 NO_RESULT = [
     case("fill_cells", ("all",), [[1, 1, 0], [0, 2, 0]], None, "fill_cells-no-lattice"),
     case("part_to_lattice", ("smallest",), THREE, None, "part_to_lattice-cells-not-lattice-sized"),
+    case("spread_part", ("unique_shape",), THREE, None, "spread_part-three-unique-shapes"),
 ]
 
 
@@ -77,9 +85,22 @@ def ref_part_to_lattice(grid, criterion):
     return out
 
 
-REFERENCES = {"fill_cells": ref_fill_cells, "part_to_lattice": ref_part_to_lattice}
+def ref_spread_part(grid, criterion):
+    cells = ref_lattice_cells(grid)
+    if cells is None:
+        return None
+    part = _pick([grid[a:b, c:d] for a, b, c, d in cells], criterion)
+    if part is None:
+        return None
+    out = grid.copy()
+    for a, b, c, d in cells:
+        out[a:b, c:d] = part
+    return out
+
+
+REFERENCES = {"fill_cells": ref_fill_cells, "part_to_lattice": ref_part_to_lattice, "spread_part": ref_spread_part}
 globals().update(module_tests(MODULE, REFERENCES, LATTICE_CASES, no_result=NO_RESULT, cells=[0, 0, 1, 2, 5],
-                              padded_grids=[QUADS, THREE, [[1, 2], [0, 5]], [[0]]], examples=200))
+                              padded_grids=[QUADS, THREE, ODD_ONE, [[1, 2], [0, 5]], [[0]]], examples=200))
 
 LATTICE = [t for t in transforms() if t.primitive.fn.__module__ == MODULE]
 

@@ -75,3 +75,26 @@ def part_to_lattice(xp, g, h, w, criterion):
     inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
     out = xp.where(inside & per_grid(ok), painted, sub)
     return scatter_results(xp, g, h, w, idx, Padded(out, h[idx], w[idx], ok))
+
+
+@primitive((("largest",), ("unique_shape",)), layout="padded")
+def spread_part(xp, g, h, w, criterion):
+    """Copy one cell of the separator lattice into every cell, separators unchanged: the cell with
+    the most non-zero pixels (``largest``; ties: the first in reading order) or the one cell whose
+    shape (its non-zero pixels) no other cell has (``unique_shape``). Grids without such a cell
+    give no result."""
+    found = _lattice_parts(xp, g, h, w) if g.shape[0] else None
+    if found is None:
+        return no_result(xp, g)
+    idx, lat, Cm, exists, features = found
+    chosen, ok = _choose(xp, exists, *features, criterion)
+    top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)
+    left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)
+    sub = g[idx]
+    m, H, W = sub.shape
+    rows = xp.clip(top + lat.row_local, 0, H - 1)
+    cols = xp.clip(left + lat.col_local, 0, W - 1)
+    copied = sub[xp.arange(m)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
+    out = xp.where(inside & per_grid(ok), copied, sub)
+    return scatter_results(xp, g, h, w, idx, Padded(out, h[idx], w[idx], ok))
