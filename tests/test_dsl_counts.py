@@ -48,5 +48,6 @@ def test_later_modules_come_after_split():
     later = ("solvers.primitives.counts", "solvers.primitives.boxes", "solvers.primitives.rings",
              "solvers.primitives.reach", "solvers.primitives.stamps",
              "solvers.primitives.shapes", "solvers.primitives.stride",
-             "solvers.primitives.attract", "solvers.primitives.dot_stamps")
+             "solvers.primitives.attract", "solvers.primitives.dot_stamps",
+             "solvers.primitives.lattice")
     assert modules[first:] == sorted(modules[first:], key=later.index)
