@@ -2,7 +2,7 @@
 what pulls them (the larger object of a dot's colour, the cells of one colour)."""
 from __future__ import annotations
 
-from solvers.primitives.draw import _first_last
+from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects
 from solvers.ragged import Padded, coords
 from solvers.registry import primitive
@@ -114,9 +114,9 @@ def _slide(xp, g, h, w, c):
     dist = _distances(xp, pull)
     gi, r, cc = xp.nonzero(labels)
     lab = labels[gi, r, cc].astype(xp.int64)
-    nearest = xp.stack([_first_last(xp, lab, dist[k, gi, r, cc], total)[0] for k in range(4)])  # (4, labels)
+    nearest = xp.stack([first_last(xp, lab, dist[k, gi, r, cc], total)[0] for k in range(4)])  # (4, labels)
     edges = (h[gi] - 1 - r, r, cc, w[gi] - 1 - cc)
-    room = xp.stack([_first_last(xp, lab, xp.minimum(e, FAR), total)[0] for e in edges])
+    room = xp.stack([first_last(xp, lab, xp.minimum(e, FAR), total)[0] for e in edges])
     best = nearest.argmin(axis=0)
     step = nearest.min(axis=0) - 1
     step = xp.where(step < FAR - 1, xp.minimum(step, xp.take_along_axis(room, best[None], 0)[0]), 0)

@@ -75,7 +75,7 @@ def halo(xp, g, conn):
     return xp.where((g == 0) & (out != 0), mark(xp, out), g)
 
 
-def _first_last(xp, lab, key, total):
+def first_last(xp, lab, key, total):
     """Smallest and largest ``key`` (0..63) of every label (arrays indexed by label)."""
     order = xp.sort(lab * 64 + key)
     ids = order // 64
@@ -109,8 +109,8 @@ def fill_bbox(xp, g):
     lab = labels[gi, r, c].astype(xp.int64)
     colour = xp.zeros(total + 1, dtype=g.dtype)
     colour[lab] = g[gi, r, c]
-    top, bottom = _first_last(xp, lab, r, total)
-    left, right = _first_last(xp, lab, c, total)
+    top, bottom = first_last(xp, lab, r, total)
+    left, right = first_last(xp, lab, c, total)
     # Only objects that leave some of their box empty paint anything.
     holed = (bottom - top + 1) * (right - left + 1) > sizes
     holed[0] = False

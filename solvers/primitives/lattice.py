@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.padded import Padded
-from solvers.primitives.split import Lattice, _choose, _lattice_parts, shared_lattice
+from solvers.primitives.split import Lattice, choose_part, lattice_parts, shared_lattice
 from solvers.ragged import no_result, per_grid, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -59,11 +59,11 @@ def part_to_lattice(xp, g, h, w, criterion):
     the fewest (``smallest``) or most (``largest``) non-zero pixels (ties: the first in reading
     order) and fill every cell (i, j) with the colour of the chosen cell's pixel (i, j); separators
     unchanged. Other grids give no result."""
-    found = _lattice_parts(xp, g, h, w) if g.shape[0] else None
+    found = lattice_parts(xp, g, h, w) if g.shape[0] else None
     if found is None:
         return no_result(xp, g)
     idx, lat, Cm, exists, features = found
-    chosen, ok = _choose(xp, exists, *features, criterion)
+    chosen, ok = choose_part(xp, exists, *features, criterion)
     ok &= (lat.cell_h == lat.n_rows) & (lat.cell_w == lat.n_cols)
     top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)
     left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)
@@ -83,11 +83,11 @@ def spread_part(xp, g, h, w, criterion):
     the most non-zero pixels (``largest``; ties: the first in reading order) or the one cell whose
     shape (its non-zero pixels) no other cell has (``unique_shape``). Grids without such a cell
     give no result."""
-    found = _lattice_parts(xp, g, h, w) if g.shape[0] else None
+    found = lattice_parts(xp, g, h, w) if g.shape[0] else None
     if found is None:
         return no_result(xp, g)
     idx, lat, Cm, exists, features = found
-    chosen, ok = _choose(xp, exists, *features, criterion)
+    chosen, ok = choose_part(xp, exists, *features, criterion)
     top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)
     left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)
     sub = g[idx]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.primitives.draw import _first_last
+from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.ragged import coords, per_grid, real_mask, same_shape
@@ -94,8 +94,8 @@ def shape_counts(xp, labels, owner):
     total = owner.shape[0] - 1
     gi, r, c = xp.nonzero(labels)
     lab = labels[gi, r, c].astype(xp.int64)
-    top, _ = _first_last(xp, lab, r, total)
-    left, _ = _first_last(xp, lab, c, total)
+    top, _ = first_last(xp, lab, r, total)
+    left, _ = first_last(xp, lab, c, total)
     weight = xp.asarray(_SHAPE_WEIGHTS)[(r - top[lab]) * 32 + (c - left[lab])]
     shape_hash = xp.bincount(lab, weights=weight, minlength=total + 1).astype(xp.int64) % (2 ** 43)
     key = owner * (2 ** 43) + shape_hash

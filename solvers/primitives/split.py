@@ -139,7 +139,7 @@ def occurrences(xp, group, key):
     return counts[inverse.reshape(-1)]
 
 
-def _choose(xp, exists, cells, colour_sets, n_colours, shapes, contents, criterion):
+def choose_part(xp, exists, cells, colour_sets, n_colours, shapes, contents, criterion):
     """Per grid, the index of the part chosen by ``criterion`` among the parts where ``exists``
     (n, P), parts in reading order (ties: the first), and whether the choice is defined."""
     big = 1 << 20
@@ -176,7 +176,7 @@ def _part_features(xp, key, colour, local_r, local_c, size):
     return hist[:, 1:].sum(axis=1), colour_sets, present.sum(axis=1), shapes, contents
 
 
-def _lattice_parts(xp, g, h, w):
+def lattice_parts(xp, g, h, w):
     """The grids of the stack that have a lattice (their indices, the lattice, the most parts
     across ``Cm``, which parts exist (m, P) and their features, each (m, P)), made once per stack;
     None where no grid has one."""
@@ -214,12 +214,12 @@ def pick_part(xp, g, h, w, criterion):
     (its non-zero cells) no other part has; ``common``: a part whose content occurs most often,
     where no other content occurs as often. Grids without such a part give no result.
     """
-    found = _lattice_parts(xp, g, h, w) if g.shape[0] else None
+    found = lattice_parts(xp, g, h, w) if g.shape[0] else None
     if found is None:
         return no_result(xp, g)
     idx, lat, Cm, exists, features = found
     _, H, W = g.shape
-    chosen, ok = _choose(xp, exists, *features, criterion)
+    chosen, ok = choose_part(xp, exists, *features, criterion)
     top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)[:, 0]
     left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)[:, 0]
     R, C = coords(xp, H, W)

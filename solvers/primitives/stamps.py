@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from solvers.batch import bounding_boxes
-from solvers.primitives.draw import _first_last
+from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects, pick_per_grid
 from solvers.ragged import Padded, per_grid
 from solvers.registry import primitive
@@ -31,8 +31,8 @@ def stamp_template(xp, g, h, w):
     top, left, th, tw, has = bounding_boxes(xp, mask)
     gi, r, c = xp.nonzero(labels)
     lab = labels[gi, r, c].astype(xp.int64)
-    otop, obottom = _first_last(xp, lab, r, total)
-    oleft, oright = _first_last(xp, lab, c, total)
+    otop, obottom = first_last(xp, lab, r, total)
+    oleft, oright = first_last(xp, lab, c, total)
     fits = ((colours[lab] == 1) & (obottom[lab] - otop[lab] + 1 == th[gi])
             & (oright[lab] - oleft[lab] + 1 == tw[gi]))
     gi, r, c, lab = gi[fits], r[fits], c[fits], lab[fits]
