@@ -59,22 +59,7 @@ def part_to_lattice(xp, g, h, w, criterion):
     the fewest (``smallest``) or most (``largest``) non-zero pixels (ties: the first in reading
     order) and fill every cell (i, j) with the colour of the chosen cell's pixel (i, j); separators
     unchanged. Other grids give no result."""
-    found = lattice_parts(xp, g, h, w) if g.shape[0] else None
-    if found is None:
-        return no_result(xp, g)
-    idx, lat, Cm, exists, features = found
-    chosen, ok = choose_part(xp, exists, *features, criterion)
-    ok &= (lat.cell_h == lat.n_rows) & (lat.cell_w == lat.n_cols)
-    top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)
-    left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)
-    sub = g[idx]
-    m, H, W = sub.shape
-    rows = xp.clip(top + lat.row_part, 0, H - 1)
-    cols = xp.clip(left + lat.col_part, 0, W - 1)
-    painted = sub[xp.arange(m)[:, None, None], rows[:, :, None], cols[:, None, :]]
-    inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
-    out = xp.where(inside & per_grid(ok), painted, sub)
-    return scatter_results(xp, g, h, w, idx, Padded(out, h[idx], w[idx], ok))
+    return _from_chosen_cell(xp, g, h, w, criterion, within_cells=False)
 
 
 @primitive((("largest",), ("unique_shape",)), layout="padded")
@@ -83,18 +68,29 @@ def spread_part(xp, g, h, w, criterion):
     the most non-zero pixels (``largest``; ties: the first in reading order) or the one cell whose
     shape (its non-zero pixels) no other cell has (``unique_shape``). Grids without such a cell
     give no result."""
+    return _from_chosen_cell(xp, g, h, w, criterion, within_cells=True)
+
+
+def _from_chosen_cell(xp, g, h, w, criterion, within_cells: bool):
+    """The lattice's cells filled from the cell that ``criterion`` chooses
+    (:func:`solvers.primitives.split.choose_part`): ``within_cells``, pixel (i, j) of every cell
+    from the chosen cell's pixel (i, j); else every pixel of lattice cell (i, j) from it, where
+    the lattice has as many cells down and across as a cell has pixels."""
     found = lattice_parts(xp, g, h, w) if g.shape[0] else None
     if found is None:
         return no_result(xp, g)
     idx, lat, Cm, exists, features = found
     chosen, ok = choose_part(xp, exists, *features, criterion)
+    if not within_cells:
+        ok &= (lat.cell_h == lat.n_rows) & (lat.cell_w == lat.n_cols)
     top = xp.take_along_axis(lat.row_start, (chosen // Cm)[:, None], axis=1)
     left = xp.take_along_axis(lat.col_start, (chosen % Cm)[:, None], axis=1)
     sub = g[idx]
     m, H, W = sub.shape
-    rows = xp.clip(top + lat.row_local, 0, H - 1)
-    cols = xp.clip(left + lat.col_local, 0, W - 1)
-    copied = sub[xp.arange(m)[:, None, None], rows[:, :, None], cols[:, None, :]]
+    row_at, col_at = (lat.row_local, lat.col_local) if within_cells else (lat.row_part, lat.col_part)
+    rows = xp.clip(top + row_at, 0, H - 1)
+    cols = xp.clip(left + col_at, 0, W - 1)
+    taken = sub[xp.arange(m)[:, None, None], rows[:, :, None], cols[:, None, :]]
     inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
-    out = xp.where(inside & per_grid(ok), copied, sub)
+    out = xp.where(inside & per_grid(ok), taken, sub)
     return scatter_results(xp, g, h, w, idx, Padded(out, h[idx], w[idx], ok))
