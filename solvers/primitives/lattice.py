@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.padded import Padded
-from solvers.primitives.split import Lattice, choose_part, lattice_parts, shared_lattice
+from solvers.primitives.split import choose_part, lattice_grids, lattice_parts
 from solvers.ragged import no_result, per_grid, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -18,12 +18,11 @@ def _cell_colours(xp, g, h, w):
     (ties: the lower colour; 0 where it has none) and its number of non-zero pixels; made once per
     stack. None where no grid has a lattice."""
     def compute():
-        whole = shared_lattice(xp, g, h, w)
-        idx = xp.flatnonzero(whole.ok)
-        m = idx.shape[0]
-        if m == 0:
+        found = lattice_grids(xp, g, h, w)
+        if found is None:
             return None
-        lat = Lattice(*(f[idx] for f in whole))
+        idx, lat = found
+        m = idx.shape[0]
         Cm = int(lat.n_cols.max())
         P = int(lat.n_rows.max()) * Cm
         inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)

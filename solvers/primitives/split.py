@@ -88,6 +88,16 @@ def shared_lattice(xp, g, h, w) -> Lattice:
     return per_stack(g, ("split lattice",), lambda: lattice(xp, g, h, w))
 
 
+def lattice_grids(xp, g, h, w):
+    """The indices of the stack's grids that have a lattice and their lattices
+    (:func:`shared_lattice` of those grids alone), or None where no grid has one."""
+    whole = shared_lattice(xp, g, h, w)
+    idx = xp.flatnonzero(whole.ok)
+    if idx.shape[0] == 0:
+        return None
+    return idx, Lattice(*(f[idx] for f in whole))
+
+
 def lattice(xp, g, h, w) -> Lattice:
     """The separator lattice of each zero-padded grid (real sides ``h``, ``w``).
 
@@ -181,12 +191,11 @@ def lattice_parts(xp, g, h, w):
     across ``Cm``, which parts exist (m, P) and their features, each (m, P)), made once per stack;
     None where no grid has one."""
     def compute():
-        whole = shared_lattice(xp, g, h, w)
-        idx = xp.flatnonzero(whole.ok)
-        m = idx.shape[0]
-        if m == 0:
+        found = lattice_grids(xp, g, h, w)
+        if found is None:
             return None
-        lat = Lattice(*(f[idx] for f in whole))
+        idx, lat = found
+        m = idx.shape[0]
         sub = g[idx]
         Rm, Cm = int(lat.n_rows.max()), int(lat.n_cols.max())
         part = lat.row_part[:, :, None] * Cm + lat.col_part[:, None, :]
