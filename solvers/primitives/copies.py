@@ -5,7 +5,7 @@ from solvers.primitives.attract import paint_cells
 from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects, pick_per_grid
 from solvers.primitives.stamps import object_colour_counts
-from solvers.ragged import Padded
+from solvers.ragged import Padded, no_result
 from solvers.registry import primitive
 from solvers.xp import repeat_index, stable_argsort
 
@@ -52,6 +52,8 @@ def complete_copies(xp, g, h, w, turned):
     n = g.shape[0]
     labels, owner, sizes, first = label_objects(xp, g, 8, False)
     total = owner.shape[0] - 1
+    if n == 0 or total == 0:
+        return no_result(xp, g)
     colours = object_colour_counts(xp, g, labels, total)
     most = colours[pick_per_grid(xp, owner, -colours, first, g.shape)]
     template = (colours >= 2) & (colours == most[owner]) & (sizes <= MAX_TEMPLATE_CELLS)
