@@ -361,10 +361,11 @@ from test_dsl_attract import ATTRACT_CASES  # noqa: E402
 from test_dsl_dot_stamps import DOT_STAMPS_CASES  # noqa: E402
 from test_dsl_lattice import LATTICE_CASES  # noqa: E402
 from test_dsl_copies import COPIES_CASES  # noqa: E402
+from test_dsl_rects import RECTS_CASES  # noqa: E402
 
 CASES += (MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES + COUNTS_CASES + BOXES_CASES
           + RINGS_CASES + REACH_CASES + STAMPS_CASES + SHAPES_CASES
-          + STRIDE_CASES + ATTRACT_CASES + DOT_STAMPS_CASES + LATTICE_CASES + COPIES_CASES)
+          + STRIDE_CASES + ATTRACT_CASES + DOT_STAMPS_CASES + LATTICE_CASES + COPIES_CASES + RECTS_CASES)
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)
@@ -424,7 +425,8 @@ def test_multicolour_objects_tie_is_reading_order(conn):
 # --------------------------------------------------------------------------------------------------
 
 # Primitives whose only argument is a colour: two colours are enough, not all nine.
-COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed", "slide_to_colour"}
+COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed", "slide_to_colour",
+              "fill_largest_empty_rect"}
 
 
 def test_every_primitive_has_a_case():

@@ -1,0 +1,82 @@
+"""Rectangles of one colour: the largest empty rectangle and the largest solid block, as found
+among noise.
+
+The rectangles are found by growing their height one row at a time over the whole stack (each
+step a few elementwise calls), so a batch costs about ``h`` passes over its cells, not one loop
+per grid.
+"""
+from __future__ import annotations
+
+from solvers.primitives.colour import COLOURS
+from solvers.ragged import coords, per_grid, real_mask, same_shape
+from solvers.registry import primitive
+from solvers.stack_cache import per_stack
+from solvers.xp import cummax
+
+
+def _largest_block(xp, g, solid: bool, real=None):
+    """The largest rectangle (by cells, both sides 2 or more) of one colour of each grid: of
+    background (colour 0) when not ``solid``, else of one non-zero colour. Ties: the one whose
+    top-left corner comes first in reading order, then the taller. ``real`` (bool, g's shape):
+    the grids' own cells of a zero-padded stack (None: all). Returns its cells (bool, g's shape);
+    none in a grid that has no such rectangle."""
+    n, h, w = g.shape
+    best = xp.full(n, -1, dtype=xp.int64)
+    top, left, height, width = (xp.zeros(n, dtype=xp.int64) for _ in range(4))
+    col = xp.arange(w, dtype=xp.int64)[None, None, :]
+    same_left = g[:, :, 1:] == g[:, :, :-1]
+    # seg[:, i, j]: rows i..i+a-1 of column j are all of one colour of the wanted kind.
+    seg = (g != 0) if solid else (g == 0)
+    if real is not None:
+        seg = seg & real
+    for a in range(2, h + 1):
+        rows = h - a + 1
+        seg = seg[:, :-1] & (g[:, a - 1:] == g[:, :rows])
+        if real is not None:
+            seg &= real[:, a - 1:]
+        if not bool(seg.any()):
+            break
+        # A run of columns whose segments join into one a x len block of one colour.
+        joined = xp.zeros(seg.shape, dtype=bool)
+        joined[:, :, 1:] = seg[:, :, 1:] & seg[:, :, :-1] & same_left[:, :rows]
+        end = seg.copy()
+        end[:, :, :-1] &= ~joined[:, :, 1:]
+        start = cummax(xp, xp.where(seg & ~joined, col, -1), 2)
+        length = col - start + 1
+        ok = end & (length >= 2)
+        pos = xp.arange(rows, dtype=xp.int64)[None, :, None] * w + start
+        score = xp.where(ok, ((a * length) * 1024 + 1023 - pos) * 32 + a, -1).reshape(n, rows * w)
+        k = score.argmax(axis=1)
+        s = score[xp.arange(n), k]
+        better = s > best
+        best = xp.where(better, s, best)
+        r, c = k // w, k % w
+        ln = length.reshape(n, rows * w)[xp.arange(n), k]
+        top = xp.where(better, r, top)
+        left = xp.where(better, c - ln + 1, left)
+        height = xp.where(better, a, height)
+        width = xp.where(better, ln, width)
+    R, C = coords(xp, h, w)
+    return ((best >= 0)[:, None, None] & (R >= per_grid(top)) & (R < per_grid(top + height))
+            & (C >= per_grid(left)) & (C < per_grid(left + width)))
+
+
+def largest_empty_rect(xp, g, h, w):
+    """The cells of each grid's largest background rectangle (see :func:`_largest_block`) of a
+    zero-padded stack with sides ``h`` and ``w``, made once per stack."""
+    return per_stack(g, ("largest empty rect",), lambda: _largest_block(xp, g, False, real_mask(xp, g, h, w)))
+
+
+@primitive(COLOURS, layout="padded")
+def fill_largest_empty_rect(xp, g, h, w, c):
+    """Paint with ``c`` the largest rectangle of background cells (by cell count, both sides 2 or
+    more; ties: the one whose top-left corner comes first in reading order, then the taller)."""
+    return same_shape(xp, g, h, w, xp.where(largest_empty_rect(xp, g, h, w), g.dtype.type(c), g))
+
+
+@primitive(pad="inplace")
+def keep_largest_block(xp, g):
+    """Keep only the largest rectangle of one non-zero colour (by cell count, both sides 2 or
+    more; ties: the one whose top-left corner comes first in reading order, then the taller);
+    everything else becomes 0. Grids with none become all 0."""
+    return xp.where(_largest_block(xp, g, True), g, g.dtype.type(0))
