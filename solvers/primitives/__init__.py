@@ -4,6 +4,7 @@ from solvers.primitives import recolour, draw, cells, repair, arrange  # noqa: F
 from solvers.primitives import moves, paint_more, split, counts, boxes, rings  # noqa: F401
 from solvers.primitives import reach, stamps, shapes, stride, attract, dot_stamps  # noqa: F401
 from solvers.primitives import lattice  # noqa: F401
+from solvers.primitives import parts  # noqa: F401
 # Applied around found programs, never enumerated: their place does not change the search order.
 from solvers.primitives import layers, roles, sizes  # noqa: F401
 from solvers.registry import PRIMITIVES, Transform
