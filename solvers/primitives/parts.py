@@ -1,6 +1,5 @@
-"""Loose lattices and scaled shapes: parts of a grid cut by lines of any colour, the background
-included, into cells of any sizes (or, without separator lines, into equal square blocks); and
-shapes drawn at a scale of k x k blocks, shrunk back to one cell per block.
+"""Loose lattices: parts of a grid cut by lines of any colour, the background included, into
+cells of any sizes (or, without separator lines, into equal square blocks).
 
 The strict lattice of :mod:`solvers.primitives.split` wants full lines of one non-zero colour
 cutting the grid into cells of one size. A loose lattice takes, per grid, the first of:
@@ -19,7 +18,6 @@ from typing import NamedTuple
 import numpy as np
 
 from solvers.primitives.split import CRITERIA, choose_part, part_features
-from solvers.padded import Padded
 from solvers.ragged import coords, no_result, per_grid, real_mask, remap, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -146,7 +144,8 @@ def pick_cell(xp, g, h, w, criterion):
     non-zero cell; else square blocks of a grid 2 to 4 times as long as wide. ``criterion`` as in
     :func:`solvers.primitives.split.pick_part`: ``largest``/``smallest`` most/fewest non-zero
     cells, ``most_colours``/``fewest_colours``, ``unique_colours``, ``unique_shape``, ``common``
-    (ties: the first in reading order). Grids without such a part give no result."""
+    (ties: the first in reading order); parts of different sides never have one shape or content.
+    Grids without such a part give no result."""
     found = loose_parts(xp, g, h, w) if g.shape[0] else None
     if found is None:
         return no_result(xp, g)
@@ -162,96 +161,3 @@ def pick_cell(xp, g, h, w, criterion):
     res = remap(xp, g[idx], ph, pw, H, W, R + per_grid(top), C + per_grid(left), valid=ok)
     return scatter_results(xp, g, h, w, idx, res)
 
-
-MAX_SCALE = 10
-
-
-def _content_box(xp, g, h, w, region):
-    """Per grid the box ``(top, left, rows, cols)`` of the whole grid (``grid``) or of its non-zero
-    cells (``content``; empty grids: an empty box)."""
-    if region == "grid":
-        zero = xp.zeros_like(h)
-        return zero, zero, h, w
-    nz = g != 0
-    rows, cols = nz.any(axis=2), nz.any(axis=1)
-    top, left = rows.argmax(axis=1), cols.argmax(axis=1)
-    bottom = rows.shape[1] - rows[:, ::-1].argmax(axis=1)
-    right = cols.shape[1] - cols[:, ::-1].argmax(axis=1)
-    has = rows.any(axis=1)
-    return top, left, xp.where(has, bottom - top, 0), xp.where(has, right - left, 0)
-
-
-@primitive((("grid",), ("content",)), layout="padded")
-def unit_scale(xp, g, h, w, region):
-    """Shrink a picture drawn in k x k blocks back to one cell per block: the whole grid
-    (``grid``) or the bounding box of its non-zero cells (``content``), cut from its top-left
-    corner into k x k blocks each of one colour, with ``k`` the largest such scale (2 to 10) that
-    divides both sides. Grids with no such scale give no result."""
-    n, H, W = g.shape
-    top, left, bh, bw = _content_box(xp, g, h, w, region)
-    R, C = coords(xp, H, W)
-    rr, cc = R - per_grid(top), C - per_grid(left)
-    inside = (rr >= 0) & (cc >= 0) & (rr < per_grid(bh)) & (cc < per_grid(bw))
-    gi = xp.arange(n)[:, None, None]
-    scale = xp.zeros(n, dtype=np.int64)
-    for k in range(2, min(MAX_SCALE, max(H, W)) + 1):
-        fits = (bh % k == 0) & (bw % k == 0) & (bh >= k) & (bw >= k)
-        if not bool(fits.any()):
-            continue
-        corner = g[gi, xp.clip(R - rr % k, 0, H - 1), xp.clip(C - cc % k, 0, W - 1)]
-        blocks = ((corner == g) | ~inside).all(axis=(1, 2))
-        scale = xp.where(fits & blocks, k, scale)
-    k = xp.maximum(scale, 1)
-    kk = per_grid(k)
-    return remap(xp, g, bh // k, bw // k, H, W, per_grid(top) + R * kk, per_grid(left) + C * kk, valid=scale >= 2)
-
-
-MAX_OVERLAID = 4  # parts per side at most, as for combine_parts
-
-
-@primitive((("or",), ("and",), ("one",), ("nor",)), layout="padded")
-def combine_cells(xp, g, h, w, op):
-    """Overlay the parts of the grid's loose lattice (see the module) cellwise, where all its parts
-    have one size and there are at most 4 down and 4 across. Parts in reading order; ``or``: every
-    cell from the first part that has it non-zero; ``and``: cells non-zero in all parts (the first
-    part's colour); ``one``: cells non-zero in exactly one part (its colour); ``nor``: cells zero
-    in all parts, painted 1. Other grids give no result."""
-    found = loose_parts(xp, g, h, w) if g.shape[0] else None
-    if found is None:
-        return no_result(xp, g)
-    idx, rows, cols, Cm, exists, _ = found
-    m = idx.shape[0]
-    sub = g[idx]
-    P = exists.shape[1]
-    p = xp.arange(P)[None, :]
-    heights = xp.take_along_axis(rows.length, xp.broadcast_to(p // Cm, (m, P)), axis=1)
-    widths = xp.take_along_axis(cols.length, xp.broadcast_to(p % Cm, (m, P)), axis=1)
-    big = 1 << 20
-    ph, pw = xp.where(exists, heights, big).min(axis=1), xp.where(exists, widths, big).min(axis=1)
-    n_parts = exists.sum(axis=1)
-    ok = (xp.where(exists, (heights == ph[:, None]) & (widths == pw[:, None]), True).all(axis=1)
-          & (n_parts >= 2) & (rows.count <= MAX_OVERLAID) & (cols.count <= MAX_OVERLAID))
-    if not bool(ok.any()):
-        return no_result(xp, g)
-    rows_n, cols_n = int(xp.where(ok, ph, 0).max()), int(xp.where(ok, pw, 0).max())
-    R, C = coords(xp, rows_n, cols_n)
-    first = xp.zeros((m, rows_n, cols_n), dtype=g.dtype)
-    count = xp.zeros(first.shape, dtype=np.int64)
-    for q in range(min(P, MAX_OVERLAID * Cm)):
-        if q // Cm >= MAX_OVERLAID or q % Cm >= MAX_OVERLAID:
-            continue
-        src_r = R + per_grid(rows.start[:, q // Cm])
-        src_c = C + per_grid(cols.start[:, q % Cm])
-        part = remap(xp, sub, ph, pw, rows_n, cols_n, src_r, src_c).arr
-        part = xp.where(per_grid(exists[:, q] & ok), part, g.dtype.type(0))
-        count += part != 0
-        first = xp.where(first == 0, part, first)
-    zero = g.dtype.type(0)
-    if op == "and":
-        first = xp.where(count == per_grid(n_parts), first, zero)
-    elif op == "one":
-        first = xp.where(count == 1, first, zero)
-    elif op == "nor":
-        first = xp.where((R < per_grid(ph)) & (C < per_grid(pw)) & (count == 0), g.dtype.type(1), zero)
-    res = Padded(first, xp.where(ok, ph, 1), xp.where(ok, pw, 1), ok)
-    return scatter_results(xp, g, h, w, idx, res)
