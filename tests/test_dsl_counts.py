@@ -49,5 +49,6 @@ def test_later_modules_come_after_split():
              "solvers.primitives.reach", "solvers.primitives.stamps",
              "solvers.primitives.shapes", "solvers.primitives.stride",
              "solvers.primitives.attract", "solvers.primitives.dot_stamps",
-             "solvers.primitives.lattice", "solvers.primitives.copies", "solvers.primitives.rects")
+             "solvers.primitives.lattice", "solvers.primitives.copies", "solvers.primitives.rects",
+             "solvers.primitives.parts")
     assert modules[first:] == sorted(modules[first:], key=later.index)

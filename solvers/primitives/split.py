@@ -172,7 +172,7 @@ def choose_part(xp, exists, cells, colour_sets, n_colours, shapes, contents, cri
     return once.argmax(axis=1), once.sum(axis=1) == 1
 
 
-def _part_features(xp, key, colour, local_r, local_c, size):
+def part_features(xp, key, colour, local_r, local_c, size):
     """Per part (``key`` 0..size-1 for every counted cell): non-zero cells, colour set (bit c-1 for
     colour c), number of colours, shape hash and content hash."""
     hist = xp.bincount(key * 10 + colour, minlength=size * 10).reshape(size, 10)
@@ -203,7 +203,7 @@ def lattice_parts(xp, g, h, w):
         key = (xp.arange(m)[:, None, None] * (Rm * Cm) + part)[inside]
         local_r = xp.broadcast_to(lat.row_local[:, :, None], sub.shape)[inside]
         local_c = xp.broadcast_to(lat.col_local[:, None, :], sub.shape)[inside]
-        features = _part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)
+        features = part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)
         p = xp.arange(Rm * Cm)[None, :]
         exists = ((p // Cm) < lat.n_rows[:, None]) & ((p % Cm) < lat.n_cols[:, None])
         return idx, lat, Cm, exists, [f.reshape(m, Rm * Cm) for f in features]
