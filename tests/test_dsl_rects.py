@@ -12,19 +12,7 @@ from dsl_reference import case, module_tests
 
 MODULE = "solvers.primitives.rects"
 
-# Background rectangles: 2 x 3 at the top right (6 cells), 3 x 2 at the bottom left (6 cells, its
-# corner later in reading order) and a 1 x 4 row (4 cells, too thin).
-NOISE = [[1, 0, 0, 0, 0],
-         [1, 1, 0, 0, 0],
-         [0, 0, 1, 2, 1],
-         [0, 0, 2, 0, 0],
-         [0, 0, 1, 0, 0]]
-
 RECTS_CASES = [
-    case("fill_largest_empty_rect", (6,), NOISE, [[1, 0, 6, 6, 6], [1, 1, 6, 6, 6], [0, 0, 1, 2, 1],
-                                                 [0, 0, 2, 0, 0], [0, 0, 1, 0, 0]]),
-    case("fill_largest_empty_rect", (3,), [[0, 1, 0], [1, 0, 1]], [[0, 1, 0], [1, 0, 1]],
-         "fill_largest_empty_rect-none"),
     # Blocks: 2 x 2 of 3 (4 cells), 2 x 3 of 4 (6 cells, the largest), a 1 x 4 bar of 2 (too thin).
     case("keep_largest_block", (), [[3, 3, 0, 2, 2, 2, 2],
                                     [3, 3, 4, 4, 4, 0, 1],
@@ -38,15 +26,15 @@ RECTS_CASES = [
 ]
 
 
-def _rectangles(grid, solid):
-    """Every rectangle (area, top, left, height, width) of one colour with both sides 2 or more:
-    of a non-zero colour when ``solid``, else of 0."""
+def _rectangles(grid):
+    """Every rectangle (area, top, left, height, width) of one non-zero colour with both sides 2
+    or more."""
     h, w = grid.shape
     found = []
     for r in range(h):
         for c in range(w):
             colour = grid[r, c]
-            if (colour != 0) != solid:
+            if colour == 0:
                 continue
             for a in range(2, h - r + 1):
                 for b in range(2, w - c + 1):
@@ -55,27 +43,21 @@ def _rectangles(grid, solid):
     return found
 
 
-def _largest(grid, solid):
+def _largest(grid):
     """The cells of the largest rectangle (ties: first corner in reading order, then the taller)."""
     mask = np.zeros(grid.shape, dtype=bool)
-    found = _rectangles(grid, solid)
+    found = _rectangles(grid)
     if found:
         _, r, c, a, b = max(found, key=lambda x: (x[0], -x[1], -x[2], x[3]))
         mask[r:r + a, c:c + b] = True
     return mask
 
 
-def ref_fill_largest_empty_rect(grid, c):
-    out = grid.copy()
-    out[_largest(grid, False)] = c
-    return out
-
-
 def ref_keep_largest_block(grid):
-    return np.where(_largest(grid, True), grid, 0).astype(grid.dtype)
+    return np.where(_largest(grid), grid, 0).astype(grid.dtype)
 
 
-REFERENCES = {"fill_largest_empty_rect": ref_fill_largest_empty_rect, "keep_largest_block": ref_keep_largest_block}
+REFERENCES = {"keep_largest_block": ref_keep_largest_block}
 globals().update(module_tests(MODULE, REFERENCES, RECTS_CASES, cells=[0, 0, 0, 0, 1, 2],
                               padded_grids=[[[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[1, 1], [1, 1]],
                                             [[2, 2, 2, 0], [2, 0, 2, 0], [2, 2, 2, 0]], [[0]]], examples=300))

@@ -1,5 +1,4 @@
-"""Rectangles of one colour: the largest empty rectangle and the largest solid block, as found
-among noise.
+"""Rectangles of one colour: the largest solid block, as found among noise.
 
 The rectangles are found by growing their height one row at a time over the whole stack (each
 step a few elementwise calls), so a batch costs about ``h`` passes over its cells, not one loop
@@ -7,33 +6,25 @@ per grid.
 """
 from __future__ import annotations
 
-from solvers.primitives.colour import COLOURS
-from solvers.ragged import coords, per_grid, real_mask, same_shape
+from solvers.ragged import coords, per_grid
 from solvers.registry import primitive
-from solvers.stack_cache import per_stack
 from solvers.xp import cummax
 
 
-def _largest_block(xp, g, solid: bool, real=None):
-    """The largest rectangle (by cells, both sides 2 or more) of one colour of each grid: of
-    background (colour 0) when not ``solid``, else of one non-zero colour. Ties: the one whose
-    top-left corner comes first in reading order, then the taller. ``real`` (bool, g's shape):
-    the grids' own cells of a zero-padded stack (None: all). Returns its cells (bool, g's shape);
-    none in a grid that has no such rectangle."""
+def _largest_block(xp, g):
+    """The largest rectangle (by cells, both sides 2 or more) of one non-zero colour of each grid.
+    Ties: the one whose top-left corner comes first in reading order, then the taller. Returns its
+    cells (bool, g's shape); none in a grid that has no such rectangle."""
     n, h, w = g.shape
     best = xp.full(n, -1, dtype=xp.int64)
     top, left, height, width = (xp.zeros(n, dtype=xp.int64) for _ in range(4))
     col = xp.arange(w, dtype=xp.int64)[None, None, :]
     same_left = g[:, :, 1:] == g[:, :, :-1]
     # seg[:, i, j]: rows i..i+a-1 of column j are all of one colour of the wanted kind.
-    seg = (g != 0) if solid else (g == 0)
-    if real is not None:
-        seg = seg & real
+    seg = g != 0
     for a in range(2, h + 1):
         rows = h - a + 1
         seg = seg[:, :-1] & (g[:, a - 1:] == g[:, :rows])
-        if real is not None:
-            seg &= real[:, a - 1:]
         if not bool(seg.any()):
             break
         # A run of columns whose segments join into one a x len block of one colour.
@@ -61,22 +52,9 @@ def _largest_block(xp, g, solid: bool, real=None):
             & (C >= per_grid(left)) & (C < per_grid(left + width)))
 
 
-def largest_empty_rect(xp, g, h, w):
-    """The cells of each grid's largest background rectangle (see :func:`_largest_block`) of a
-    zero-padded stack with sides ``h`` and ``w``, made once per stack."""
-    return per_stack(g, ("largest empty rect",), lambda: _largest_block(xp, g, False, real_mask(xp, g, h, w)))
-
-
-@primitive(COLOURS, layout="padded")
-def fill_largest_empty_rect(xp, g, h, w, c):
-    """Paint with ``c`` the largest rectangle of background cells (by cell count, both sides 2 or
-    more; ties: the one whose top-left corner comes first in reading order, then the taller)."""
-    return same_shape(xp, g, h, w, xp.where(largest_empty_rect(xp, g, h, w), g.dtype.type(c), g))
-
-
 @primitive(pad="inplace")
 def keep_largest_block(xp, g):
     """Keep only the largest rectangle of one non-zero colour (by cell count, both sides 2 or
     more; ties: the one whose top-left corner comes first in reading order, then the taller);
     everything else becomes 0. Grids with none become all 0."""
-    return xp.where(_largest_block(xp, g, True), g, g.dtype.type(0))
+    return xp.where(_largest_block(xp, g), g, g.dtype.type(0))
