@@ -74,3 +74,24 @@ def repeat_index(xp, counts, total: int | None = None):
         return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
     ends = xp.cumsum(counts)
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
+
+
+def scatter_min(xp, out, index, values) -> None:
+    """``out[i] = min(out[i], v)`` for every pair of ``index`` and ``values``, repeated indices
+    included, in place (NumPy's ``minimum.at``, ``cupyx.scatter_min``; CuPy takes int32, uint32,
+    uint64 and floats, not int64)."""
+    if xp is np:
+        np.minimum.at(out, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_min(out, index, values)
+
+
+def scatter_max(xp, out, index, values) -> None:
+    """``out[i] = max(out[i], v)`` for every pair of ``index`` and ``values`` (see
+    :func:`scatter_min`)."""
+    if xp is np:
+        np.maximum.at(out, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_max(out, index, values)

@@ -11,6 +11,7 @@ from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
 from solvers.registry import primitive
+from solvers.xp import scatter_max, scatter_min
 
 
 def _nearest_before(xp, g, axis):
@@ -76,18 +77,14 @@ def halo(xp, g, conn):
 
 
 def first_last(xp, lab, key, total):
-    """Smallest and largest ``key`` (0..63) of every label (arrays indexed by label)."""
-    order = xp.sort(lab * 64 + key)
-    ids = order // 64
-    start = xp.ones(order.shape[0], dtype=bool)
-    start[1:] = ids[1:] != ids[:-1]
-    end = xp.ones(order.shape[0], dtype=bool)
-    end[:-1] = ids[1:] != ids[:-1]
-    lo = xp.zeros(total + 1, dtype=xp.int64)
-    hi = xp.zeros(total + 1, dtype=xp.int64)
-    lo[ids[start]] = order[start] % 64
-    hi[ids[end]] = order[end] % 64
-    return lo, hi
+    """Smallest and largest ``key`` (0..63) of every label (int64 arrays indexed by label, 0 for
+    labels without cells)."""
+    lo = xp.full(total + 1, 64, dtype=xp.int32)
+    hi = xp.full(total + 1, -1, dtype=xp.int32)
+    key = key.astype(xp.int32)
+    scatter_min(xp, lo, lab, key)
+    scatter_max(xp, hi, lab, key)
+    return xp.where(lo > 63, 0, lo).astype(xp.int64), xp.maximum(hi, 0).astype(xp.int64)
 
 
 @primitive(pad="inplace")
