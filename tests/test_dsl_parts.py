@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from dsl_reference import case, check_against_reference, module_tests
 from solvers.primitives import transforms
-from test_dsl_split import _pick
+from test_dsl_split import _pick, _runs
 
 MODULE = "solvers.primitives.parts"
 
@@ -58,18 +58,6 @@ NO_RESULT = [
     case("pick_cell", ("unique_colours",), QUARTERS, None, "pick_cell-four-colour-sets"),
     case("pick_cell", ("largest",), [[1, 2], [3, 0]], None, "pick_cell-no-parts"),
 ]
-
-
-def _runs(seps, n):
-    """Runs [a, b) of the lines 0..n-1 not in ``seps``."""
-    runs, start = [], None
-    for i in range(n + 1):
-        if i < n and i not in seps:
-            start = i if start is None else start
-        elif start is not None:
-            runs.append((start, i))
-            start = None
-    return runs
 
 
 def ref_loose_cells(grid):
