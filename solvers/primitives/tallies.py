@@ -38,7 +38,10 @@ def count_objects(xp, g, h, w, shape):
     give no result."""
     n = g.shape[0]
     _, owner, _, _ = label_objects(xp, g, 8, False)
-    m = xp.bincount(owner[1:], minlength=n)[:n].astype(xp.int64)
+    if owner.shape[0] > 1:
+        m = xp.bincount(owner[1:], minlength=n)[:n].astype(xp.int64)
+    else:  # no object in the stack (CuPy's bincount takes no empty array)
+        m = xp.zeros(n, dtype=xp.int64)
     counts = colour_counts(xp, g)
     counts[:, 0] = -1
     colour = per_grid(counts.argmax(axis=1).astype(g.dtype))
