@@ -37,6 +37,10 @@ TALLIES_CASES = [
     case("gather_dots", ("columns", False), DOTS, [[4, 3], [1, 2]]),
     case("gather_dots", ("rows", True), DOTS, [[3, 2], [1, 4]]),
     case("gather_dots", ("columns", True), [[0, 5, 0, 6, 0], [1, 0, 7, 0, 2]], [[1, 5, 7], [0, 2, 6], [0, 0, 0]]),
+    # The 3s enclose the middle background cell; the 2 touches no enclosed cell.
+    case("colour_cell", ("enclosing",), [[3, 3, 3, 0], [3, 0, 3, 2], [3, 3, 3, 0]], [[3]]),
+    # 1 is the rarest colour; the cells next to its two cells: three 4s, three 6s (ties: the lower).
+    case("colour_cell", ("around_rarest",), [[4, 4, 6, 6], [4, 1, 6, 1], [4, 4, 0, 6]], [[4]]),
 ]
 
 NO_RESULT = [
@@ -50,6 +54,9 @@ NO_RESULT = [
     case("sort_bars", ("left",), [[0, 0], [1, 1]], None, "sort_bars-one-bar"),
     case("gather_dots", ("rows", False), [[1, 1], [0, 0]], None, "gather_dots-touching"),
     case("gather_dots", ("rows", True), [[0, 0], [0, 4]], None, "gather_dots-one"),
+    case("colour_cell", ("enclosing",), [[3, 3], [3, 0]], None, "colour_cell-nothing-enclosed"),
+    case("colour_cell", ("around_rarest",), [[5, 5], [5, 0]], None, "colour_cell-one-colour"),
+    case("colour_cell", ("around_rarest",), [[5, 0, 2], [5, 0, 2]], None, "colour_cell-rarest-alone"),
 ]
 
 
@@ -139,7 +146,48 @@ def ref_gather_dots(grid, order, snake):
     return out
 
 
-REFERENCES = {"colour_bars": ref_colour_bars, "count_objects": ref_count_objects,
+def _enclosed(grid):
+    """Background cells that cannot reach the border through background (4-connected)."""
+    h, w = grid.shape
+    out = np.zeros((h, w), dtype=bool)
+    stack = [(r, c) for r in range(h) for c in range(w) if (r in (0, h - 1) or c in (0, w - 1)) and grid[r, c] == 0]
+    seen = set(stack)
+    while stack:
+        r, c = stack.pop()
+        for rr, cc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+            if 0 <= rr < h and 0 <= cc < w and grid[rr, cc] == 0 and (rr, cc) not in seen:
+                seen.add((rr, cc))
+                stack.append((rr, cc))
+    for r in range(h):
+        for c in range(w):
+            out[r, c] = grid[r, c] == 0 and (r, c) not in seen
+    return out
+
+
+def ref_colour_cell(grid, rule):
+    h, w = grid.shape
+    counts = np.bincount(grid.ravel(), minlength=10)
+    if rule == "enclosing":
+        src, rare = _enclosed(grid), 0
+    else:
+        colours = [c for c in range(1, 10) if counts[c]]
+        if len(colours) < 2:
+            return None
+        rare = min(colours, key=lambda c: (counts[c], c))
+        src = grid == rare
+    votes = [0] * 10
+    for r in range(h):
+        for c in range(w):
+            if any(0 <= rr < h and 0 <= cc < w and src[rr, cc]
+                   for rr, cc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1))):
+                votes[int(grid[r, c])] += 1
+    votes[0] = votes[rare] = 0
+    if max(votes) == 0:
+        return None
+    return np.array([[votes.index(max(votes))]], dtype=grid.dtype)
+
+
+REFERENCES = {"colour_cell": ref_colour_cell, "colour_bars": ref_colour_bars, "count_objects": ref_count_objects,
               "sort_bars": ref_sort_bars, "gather_dots": ref_gather_dots}
 globals().update(module_tests(MODULE, REFERENCES, TALLIES_CASES, NO_RESULT, cells=[0, 0, 0, 1, 2, 5],
                             padded_grids=[[[1, 0, 1], [0, 2, 0]], [[0, 0], [0, 0], [0, 0]], [[3] * 8] * 4,

@@ -1,11 +1,13 @@
 """Grids drawn from counts and orders: colour histograms as bars, an object count as a row or a
-diagonal, one-colour bars sorted by length, scattered dots gathered into a square."""
+diagonal, one-colour bars sorted by length, scattered dots gathered into a square, the colour next to
+enclosed or rarest cells as a single cell."""
 from __future__ import annotations
 
 from solvers.batch import MAX_SIDE, colour_counts
 from solvers.padded import Padded
 from solvers.primitives.arrange import colour_column
 from solvers.primitives.objects import label_objects
+from solvers.primitives.regions import enclosed_background
 from solvers.ragged import coords, per_grid, real_mask
 from solvers.xp import stable_argsort
 from solvers.registry import primitive
@@ -114,3 +116,36 @@ def gather_dots(xp, g, h, w, order, snake):
     out = xp.take_along_axis(vals, xp.clip(at, 0, taken - 1).reshape(n, side * side), axis=1)
     out = xp.where(inside, out.reshape(n, side, side), g.dtype.type(0))
     return Padded(out, xp.where(valid, s, 1), xp.where(valid, s, 1), valid)
+
+
+@primitive((("enclosing",), ("around_rarest",)), layout="padded")
+def colour_cell(xp, g, h, w, rule):
+    """A 1 x 1 grid of the non-zero colour most frequent among the cells next (by a side) to the
+    ``rule``'s cells: ``enclosing``, the background cells that cannot reach the border (the colour
+    that encloses them); ``around_rarest``, the cells of the rarest non-zero colour (ties: the lower
+    colour; that colour itself not counted). Ties: the lower colour. Grids where no such cell has
+    a non-zero neighbour (or ``around_rarest`` with fewer than two colours) give no result."""
+    n, H, W = g.shape
+    counts = colour_counts(xp, g)
+    if rule == "enclosing":
+        src = enclosed_background(xp, g)
+        rare = xp.zeros(n, dtype=xp.int64)
+        enough = xp.ones(n, dtype=bool)
+    else:
+        present = counts[:, 1:] > 0
+        rare = xp.where(present, counts[:, 1:], 1 << 20).argmin(axis=1).astype(xp.int64) + 1
+        enough = present.sum(axis=1) >= 2
+        src = g == per_grid(rare).astype(g.dtype)
+    near = xp.zeros_like(src)
+    near[:, 1:, :] |= src[:, :-1, :]
+    near[:, :-1, :] |= src[:, 1:, :]
+    near[:, :, 1:] |= src[:, :, :-1]
+    near[:, :, :-1] |= src[:, :, 1:]
+    flat = (g.astype(xp.int64) + (xp.arange(n, dtype=xp.int64) * 10)[:, None, None])[near]
+    votes = xp.bincount(flat, minlength=n * 10).reshape(n, 10) if flat.shape[0] else xp.zeros((n, 10), dtype=xp.int64)
+    votes[:, 0] = 0
+    votes[xp.arange(n), rare] = 0
+    best = votes.argmax(axis=1)
+    valid = enough & (votes.max(axis=1) > 0)
+    one = xp.ones(n, dtype=xp.int64)
+    return Padded(best.astype(g.dtype)[:, None, None], one, one, valid)
