@@ -159,3 +159,50 @@ def elbow(xp, g, h, w, c, corner):
     valid = path.reshape(n, -1).any(axis=1)
     out = xp.where(path, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
+
+
+@primitive(layout="padded")
+def dot_hits(xp, g, h, w):
+    """Paint the colour of each single cell (a one-cell object, 8-connected, one colour) onto the
+    cell of a larger object (an anchor) nearest to it along its row or column with only background
+    between: the cell where a ray from the single cell would hit the anchor. Where several hit one
+    cell, the first in the order from above, below, left, right. Grids where no single cell faces an
+    anchor give no result."""
+    from solvers.primitives.reach import _nearest_code
+
+    n = g.shape[0]
+    labels, _, sizes, _ = label_objects(xp, g, 8, True)
+    dot = (sizes[labels] == 1) & (labels > 0)
+    anchor = (labels > 0) & ~dot
+    code = xp.where(dot, g.astype(xp.int16) + 10, g.astype(xp.int16))
+    out = g
+    hit = xp.zeros(g.shape, dtype=bool)
+    for axis in (1, 2):
+        for reverse in (False, True):
+            near = _nearest_code(xp, code, axis, reverse)
+            now = anchor & ~hit & (near >= 10)
+            out = xp.where(now, (near - 10).astype(g.dtype), out)
+            hit |= now
+    valid = hit.reshape(n, -1).any(axis=1)
+    return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
+
+
+@primitive(tuple((c,) for c in COLOURS), layout="padded")
+def open_lines(xp, g, h, w, c):
+    """Paint ``c`` over the rows and columns (of grids 3 or more cells a side) that run clear from
+    edge to edge: non-zero at both ends, background at every cell between. Grids with no such row
+    or column give no result."""
+    n, H, W = g.shape
+    R, C = coords(xp, H, W)
+    real = real_mask(xp, g, h, w)
+    hh, ww = per_grid(h), per_grid(w)
+    end_r = (C == 0) | (C == ww - 1)
+    end_c = (R == 0) | (R == hh - 1)
+    solid = (g != 0) & real
+    # A row is open when its two end cells are non-zero and no other of its cells is.
+    row_ok = ((solid & end_r).sum(axis=2) == 2) & ((solid & ~end_r).sum(axis=2) == 0) & (w[:, None] >= 3)
+    col_ok = ((solid & end_c).sum(axis=1) == 2) & ((solid & ~end_c).sum(axis=1) == 0) & (h[:, None] >= 3)
+    paint = real & (g == 0) & (row_ok[:, :, None] | col_ok[:, None, :])
+    valid = paint.reshape(n, -1).any(axis=1)
+    out = xp.where(paint, g.dtype.type(c), g)
+    return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)

@@ -1,0 +1,152 @@
+"""The primitives of ``solvers.primitives.paths``: hand-checked cases, and every argument tuple
+against a plain per-grid reference written here (loops over objects, lines and cells).
+
+``PATHS_CASES`` has the layout of ``CASES`` in ``tests/test_dsl.py`` (name, args, input, expected),
+which takes it in for its completeness checks; every expected grid is written out by hand.
+"""
+from __future__ import annotations
+
+from dsl_reference import case, module_tests, reference_objects
+
+MODULE = "solvers.primitives.paths"
+
+PATHS_CASES = [
+    # A vertical segment gives its column, a horizontal one its row; the crossing gets 4.
+    case("centre_lines", ("own", 4), [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
+         [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 8, 0], [2, 2, 4, 2], [0, 0, 8, 0]]),
+    # A 3 x 3 ring: its middle row and column, inside it too, all painted 6.
+    case("centre_lines", ("one", 6), [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0]],
+         [[0, 0, 6, 0, 0], [0, 1, 1, 1, 0], [6, 1, 6, 1, 6], [0, 1, 1, 1, 0]]),
+    case("mark_middle", ("halves", 5), [[0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]],
+         [[0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 5, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]]),
+    case("mark_middle", ("plus", 3), [[0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 1, 0]],
+         [[0, 1, 0], [0, 3, 0], [3, 3, 3], [0, 3, 0], [0, 1, 0]]),
+    case("elbow", (8, "low"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
+         [[0, 2, 8, 8], [0, 0, 0, 8], [0, 0, 0, 8], [0, 0, 0, 3]]),
+    case("elbow", (8, "high"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
+         [[0, 2, 0, 0], [0, 8, 0, 0], [0, 8, 0, 0], [0, 8, 8, 3]]),
+]
+PATHS_CASES += [
+    case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 8, 8, 0], [6, 8, 8, 0], [0, 0, 0, 0], [0, 0, 4, 0]],
+         [[0, 9, 0, 0], [0, 0, 0, 0], [0, 9, 8, 0], [6, 6, 4, 0], [0, 0, 0, 0], [0, 0, 4, 0]]),
+]
+PATHS_CASES += [
+    case("open_lines", (3,), [[8, 8, 8, 8], [8, 0, 0, 2], [8, 0, 2, 2], [8, 8, 8, 8]],
+         [[8, 8, 8, 8], [8, 3, 3, 2], [8, 3, 2, 2], [8, 8, 8, 8]]),
+]
+NO_RESULT = [
+    case("open_lines", (3,), [[1, 1, 1], [1, 1, 0], [0, 0, 0]], None, "open_lines-none"),
+    case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 0, 8, 8]], None, "dot_hits-none"),
+    case("centre_lines", ("one", 6), [[0, 0], [0, 0]], None, "centre_lines-empty"),
+    case("centre_lines", ("own", 4), [[1, 0, 2, 0, 3, 0, 4, 0, 5]], None, "centre_lines-many"),
+    case("mark_middle", ("plus", 3), [[1, 0, 0, 2], [0, 0, 0, 0]], None, "mark_middle-even"),
+    case("elbow", (8, "low"), [[1, 0, 0], [0, 0, 0], [0, 0, 1]], None, "elbow-one-colour"),
+    case("elbow", (8, "low"), [[1, 0, 2], [0, 0, 0], [0, 3, 0]], None, "elbow-three"),
+]
+
+
+def _singles(grid):
+    return {cells[0] for cells in reference_objects(grid, True, True) if len(cells) == 1}
+
+
+def ref_centre_lines(grid, mode, c):
+    h, w = grid.shape
+    objects = reference_objects(grid, True, True)
+    if not 1 <= len(objects) <= 4:
+        return None
+    rows, cols = {}, {}
+    for cells in objects:
+        colour = int(grid[cells[0]])
+        top, bottom = min(r for r, _ in cells), max(r for r, _ in cells)
+        left, right = min(x for _, x in cells), max(x for _, x in cells)
+        if (bottom - top) % 2 == 0:
+            rows[(top + bottom) // 2] = max(rows.get((top + bottom) // 2, 0), colour)
+        if (right - left) % 2 == 0:
+            cols[(left + right) // 2] = max(cols.get((left + right) // 2, 0), colour)
+    out = grid.copy()
+    for r in range(h):
+        for x in range(w):
+            if grid[r, x] or (r not in rows and x not in cols):
+                continue
+            if mode == "one" or (r in rows and x in cols):
+                out[r, x] = c
+            else:
+                out[r, x] = rows.get(r, cols.get(x))
+    return None if (out == grid).all() else out
+
+
+def ref_mark_middle(grid, mode, c):
+    h, w = grid.shape
+    singles = _singles(grid)
+    out = grid.copy()
+    middles = []
+    # Rows first, then columns; a cell painted by a row pair keeps that colour.
+    for lines in ([[(r, x) for x in range(w)] for r in range(h)], [[(r, x) for r in range(h)] for x in range(w)]):
+        for line in lines:
+            solid = [i for i, p in enumerate(line) if grid[p]]
+            for i, j in zip(solid, solid[1:]):
+                if line[i] in singles and line[j] in singles and j - i >= 2 and (j - i) % 2 == 0:
+                    m = (i + j) // 2
+                    middles.append(line[m])
+                    if mode == "halves":
+                        for k in range(i + 1, j):
+                            if out[line[k]] == 0:
+                                out[line[k]] = c if k == m else grid[line[i] if k < m else line[j]]
+    if not middles:
+        return None
+    if mode == "plus":
+        out = grid.copy()
+        for r, x in middles:
+            for y, z in ((r, x), (r - 1, x), (r + 1, x), (r, x - 1), (r, x + 1)):
+                if 0 <= y < h and 0 <= z < w and grid[y, z] == 0:
+                    out[y, z] = c
+    return out
+
+
+def ref_elbow(grid, c, corner):
+    singles = sorted(_singles(grid), key=lambda p: int(grid[p]))
+    if len(singles) != 2 or grid[singles[0]] == grid[singles[1]]:
+        return None
+    (ra, ca), (rb, cb) = singles if corner == "low" else singles[::-1]
+    out = grid.copy()
+    cells = [(ra, x) for x in range(min(ca, cb), max(ca, cb) + 1)]
+    cells += [(r, cb) for r in range(min(ra, rb), max(ra, rb) + 1)]
+    for p in cells:
+        if grid[p] == 0:
+            out[p] = c
+    return None if (out == grid).all() else out
+
+
+def ref_dot_hits(grid):
+    h, w = grid.shape
+    singles = _singles(grid)
+    out = grid.copy()
+    hit = set()
+    # From above (rays going down), below, left, right: the first to hit a cell wins.
+    for dy, dx in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        for r, x in sorted(singles):
+            y, z = r + dy, x + dx
+            while 0 <= y < h and 0 <= z < w and grid[y, z] == 0:
+                y, z = y + dy, z + dx
+            if 0 <= y < h and 0 <= z < w and (y, z) not in singles and (y, z) not in hit:
+                out[y, z] = grid[r, x]
+                hit.add((y, z))
+    return out if hit else None
+
+
+def ref_open_lines(grid, c):
+    h, w = grid.shape
+    out = grid.copy()
+    lines = [[(r, x) for x in range(w)] for r in range(h) if w >= 3]
+    lines += [[(r, x) for r in range(h)] for x in range(w) if h >= 3]
+    for line in lines:
+        if grid[line[0]] and grid[line[-1]] and not any(grid[p] for p in line[1:-1]):
+            for p in line[1:-1]:
+                out[p] = c
+    return None if (out == grid).all() else out
+
+
+REFERENCES = {"open_lines": ref_open_lines, "dot_hits": ref_dot_hits, "centre_lines": ref_centre_lines, "mark_middle": ref_mark_middle, "elbow": ref_elbow}
+globals().update(module_tests(MODULE, REFERENCES, PATHS_CASES, no_result=NO_RESULT,
+    cells=[0, 0, 0, 0, 0, 0, 1, 2, 3], padded_grids=[[[0, 2, 0], [0, 0, 0], [0, 0, 3]], [[1, 0, 1], [0, 0, 0]],
+                                                    [[3, 0, 0, 0, 4]], [[0]]], examples=300))
