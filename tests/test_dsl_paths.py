@@ -10,33 +10,22 @@ from dsl_reference import case, module_tests, reference_objects
 
 MODULE = "solvers.primitives.paths"
 
-X = -1  # in a template: the painted colour
-
-
-def _with(colour, rows):
-    """A template grid with its ``X`` cells in ``colour``."""
-    return [[colour if v == X else v for v in row] for row in rows]
-
-
-# Templates written out by hand; every painted colour gets its case (the colour does not change
-# which cells are painted).
-_CENTRE_OWN = ([[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
-               # A vertical segment gives its column, a horizontal one its row; the crossing is X.
-               [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 8, 0], [2, 2, X, 2], [0, 0, 8, 0]])
-_CENTRE_ONE = ([[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0]],
-               # A 3 x 3 ring: its middle row and column, inside it too.
-               [[0, 0, X, 0, 0], [0, 1, 1, 1, 0], [X, 1, X, 1, X], [0, 1, 1, 1, 0]])
-_HALVES = ([[0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]],
-           [[0, 0, 0, 0, 0, 0, 0], [1, 1, 1, X, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]])
-_PLUS = ([[0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 1, 0]],
-         [[0, 1, 0], [0, X, 0], [X, X, X], [0, X, 0], [0, 1, 0]])
-PATHS_CASES = [case(name, args(c), template[0], _with(c, template[1]), f"{name}{args(c)}")
-               for name, args, template in (
-                   ("centre_lines", lambda c: ("own", c), _CENTRE_OWN),
-                   ("centre_lines", lambda c: ("one", c), _CENTRE_ONE),
-                   ("mark_middle", lambda c: ("halves", c), _HALVES),
-                   ("mark_middle", lambda c: ("plus", c), _PLUS))
-               for c in range(1, 10)]
+PATHS_CASES = [
+    # A vertical segment gives its column, a horizontal one its row; the crossing gets 4.
+    case("centre_lines", ("own", 4), [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
+         [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 8, 0], [2, 2, 4, 2], [0, 0, 8, 0]]),
+    # A 3 x 3 ring: its middle row and column, inside it too, all painted 6.
+    case("centre_lines", ("one", 6), [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0]],
+         [[0, 0, 6, 0, 0], [0, 1, 1, 1, 0], [6, 1, 6, 1, 6], [0, 1, 1, 1, 0]]),
+    case("mark_middle", ("halves", 5), [[0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]],
+         [[0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 5, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]]),
+    case("mark_middle", ("plus", 3), [[0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 1, 0]],
+         [[0, 1, 0], [0, 3, 0], [3, 3, 3], [0, 3, 0], [0, 1, 0]]),
+    case("elbow", (8, "low"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
+         [[0, 2, 8, 8], [0, 0, 0, 8], [0, 0, 0, 8], [0, 0, 0, 3]]),
+    case("elbow", (8, "high"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
+         [[0, 2, 0, 0], [0, 8, 0, 0], [0, 8, 0, 0], [0, 8, 8, 3]]),
+]
 PATHS_CASES += [
     case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 8, 8, 0], [6, 8, 8, 0], [0, 0, 0, 0], [0, 0, 4, 0]],
          [[0, 9, 0, 0], [0, 0, 0, 0], [0, 9, 8, 0], [6, 6, 4, 0], [0, 0, 0, 0], [0, 0, 4, 0]]),
@@ -44,14 +33,14 @@ PATHS_CASES += [
 PATHS_CASES += [
     case("open_lines", (3,), [[8, 8, 8, 8], [8, 0, 0, 2], [8, 0, 2, 2], [8, 8, 8, 8]],
          [[8, 8, 8, 8], [8, 3, 3, 2], [8, 3, 2, 2], [8, 8, 8, 8]]),
-    case("open_lines", (5,), [[1, 0, 1], [0, 0, 2], [1, 1, 1]], [[1, 5, 1], [5, 0, 2], [1, 1, 1]]),
 ]
 NO_RESULT = [
     case("open_lines", (3,), [[1, 1, 1], [1, 1, 0], [0, 0, 0]], None, "open_lines-none"),
     case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 0, 8, 8]], None, "dot_hits-none"),
     case("centre_lines", ("one", 6), [[0, 0], [0, 0]], None, "centre_lines-empty"),
     case("centre_lines", ("own", 4), [[1, 0, 2, 0, 3, 0, 4, 0, 5]], None, "centre_lines-many"),
-    case("mark_middle", ("plus", 3), [[1, 0, 0, 2], [0, 0, 0, 0]], None, "mark_middle-even"),
+    case("elbow", (8, "low"), [[1, 0, 0], [0, 0, 0], [0, 0, 1]], None, "elbow-one-colour"),
+    case("elbow", (8, "low"), [[1, 0, 2], [0, 0, 0], [0, 3, 0]], None, "elbow-three"),
 ]
 
 
@@ -85,32 +74,18 @@ def ref_centre_lines(grid, mode, c):
     return None if (out == grid).all() else out
 
 
-def ref_mark_middle(grid, mode, c):
-    h, w = grid.shape
-    singles = _singles(grid)
-    out = grid.copy()
-    middles = []
-    # Rows first, then columns; a cell painted by a row pair keeps that colour.
-    for lines in ([[(r, x) for x in range(w)] for r in range(h)], [[(r, x) for r in range(h)] for x in range(w)]):
-        for line in lines:
-            solid = [i for i, p in enumerate(line) if grid[p]]
-            for i, j in zip(solid, solid[1:]):
-                if line[i] in singles and line[j] in singles and j - i >= 2 and (j - i) % 2 == 0:
-                    m = (i + j) // 2
-                    middles.append(line[m])
-                    if mode == "halves":
-                        for k in range(i + 1, j):
-                            if out[line[k]] == 0:
-                                out[line[k]] = c if k == m else grid[line[i] if k < m else line[j]]
-    if not middles:
+def ref_elbow(grid, c, corner):
+    singles = sorted(_singles(grid), key=lambda p: int(grid[p]))
+    if len(singles) != 2 or grid[singles[0]] == grid[singles[1]]:
         return None
-    if mode == "plus":
-        out = grid.copy()
-        for r, x in middles:
-            for y, z in ((r, x), (r - 1, x), (r + 1, x), (r, x - 1), (r, x + 1)):
-                if 0 <= y < h and 0 <= z < w and grid[y, z] == 0:
-                    out[y, z] = c
-    return out
+    (ra, ca), (rb, cb) = singles if corner == "low" else singles[::-1]
+    out = grid.copy()
+    cells = [(ra, x) for x in range(min(ca, cb), max(ca, cb) + 1)]
+    cells += [(r, cb) for r in range(min(ra, rb), max(ra, rb) + 1)]
+    for p in cells:
+        if grid[p] == 0:
+            out[p] = c
+    return None if (out == grid).all() else out
 
 
 def ref_dot_hits(grid):
@@ -142,7 +117,7 @@ def ref_open_lines(grid, c):
     return None if (out == grid).all() else out
 
 
-REFERENCES = {"open_lines": ref_open_lines, "dot_hits": ref_dot_hits, "centre_lines": ref_centre_lines, "mark_middle": ref_mark_middle}
+REFERENCES = {"open_lines": ref_open_lines, "dot_hits": ref_dot_hits, "centre_lines": ref_centre_lines, "elbow": ref_elbow}
 globals().update(module_tests(MODULE, REFERENCES, PATHS_CASES, no_result=NO_RESULT,
     cells=[0, 0, 0, 0, 0, 0, 1, 2, 3], padded_grids=[[[0, 2, 0], [0, 0, 0], [0, 0, 3]], [[1, 0, 1], [0, 0, 0]],
                                                     [[3, 0, 0, 0, 4]], [[0]]], examples=300))

@@ -1,6 +1,6 @@
-"""Lines drawn relative to objects: full lines through the centres of a few objects, marks in the
-middle between two facing single cells, the cells where single cells' rays hit an object, and
-rows and columns that run clear between two edges.
+"""Lines drawn relative to objects: full lines through the centres of a few objects, the elbow
+path that joins two single cells, the cells where single cells' rays hit an object, and rows and
+columns that run clear between two edges.
 
 Each gives no result on grids where its rule does not apply (nothing to draw), so it adds few
 states to a search.
@@ -12,7 +12,6 @@ from solvers.primitives.objects import label_objects
 from solvers.primitives.reach import _nearest_code
 from solvers.ragged import Padded, coords, per_grid, real_mask
 from solvers.registry import primitive
-from solvers.xp import cummax
 
 COLOURS = tuple(range(1, 10))
 MOST_OBJECTS = 4
@@ -67,61 +66,45 @@ def centre_lines(xp, g, h, w, mode, c):
     else:
         value = xp.where((hor > 0) & (ver > 0), c, xp.maximum(hor, ver))
     out = xp.where(paint & ok[:, None, None], value.astype(g.dtype), g)
-    valid = ok & (paint.any(axis=(1, 2)))
+    valid = ok & (paint.reshape(n, -1).any(axis=1))
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
-def _facing(xp, g, dot, axis):
-    """For each cell, along ``axis`` (1: columns, 2: rows): the positions of the nearest non-zero
-    cells before and after it (-1: none) and whether both are single cells."""
-    size = g.shape[axis]
-    shape = [1, 1, 1]
-    shape[axis] = size
-    pos = xp.arange(size).reshape(shape)
-    solid = g != 0
-    before = cummax(xp, xp.where(solid, pos, -1), axis)
-    flip = (slice(None),) * axis + (slice(None, None, -1),)
-    after = size - 1 - cummax(xp, xp.where(solid, size - 1 - pos, -1)[flip], axis)[flip]
-    after = xp.where(after >= size, -1, after)
-    both = (before >= 0) & (after >= 0)
-    b, a = xp.maximum(before, 0), xp.maximum(after, 0)
-    both = both & xp.take_along_axis(dot, b, axis) & xp.take_along_axis(dot, a, axis)
-    return pos, b, a, both
+ELBOWS = tuple((c, corner) for corner in ("low", "high") for c in COLOURS)
 
 
-MIDDLE = tuple((mode, c) for mode in ("halves", "plus") for c in COLOURS)
-
-
-@primitive(MIDDLE, layout="padded")
-def mark_middle(xp, g, h, w, mode, c):
-    """Mark the middle between two single cells (one-cell objects, 8-connected, one colour) that
-    face each other along a row or column across an odd number of background cells: the middle
-    cell painted ``c``; with ``halves`` the other cells between take the colour of the nearer
-    single cell, with ``plus`` the middle's four neighbours are painted ``c`` too (background
-    only). Row pairs are drawn before column pairs. Grids with no such pair give no result."""
+@primitive(ELBOWS, layout="padded")
+def elbow(xp, g, h, w, c, corner):
+    """Join the two single cells (one-cell objects, 8-connected, one colour) of a grid that has
+    exactly two, of different colours, by a path of ``c`` over the background: along the row of one
+    to the column of the other, then along that column to it (``low``: along the row of the one of
+    the lower colour; ``high``: of the higher colour). Grids with another number of single cells,
+    two of one colour, or no background on the path give no result."""
     n, H, W = g.shape
     labels, _, sizes, _ = label_objects(xp, g, 8, True)
     dot = (labels > 0) & (sizes[labels] == 1)
-    background = (g == 0) & real_mask(xp, g, h, w)
-    out = g
-    middle = xp.zeros(g.shape, dtype=bool)
-    for axis in (2, 1):
-        pos, b, a, both = _facing(xp, g, dot, axis)
-        between = both & background & ((a - b) % 2 == 0)
-        mid = between & (pos - b == a - pos)
-        middle |= mid
-        if mode == "halves":
-            near = xp.where(pos - b < a - pos, xp.take_along_axis(g, b, axis), xp.take_along_axis(g, a, axis))
-            value = xp.where(mid, g.dtype.type(c), near)
-            out = xp.where(between & (out == 0), value, out)
-    if mode == "plus":
-        grow = middle.copy()
-        grow[:, 1:] |= middle[:, :-1]
-        grow[:, :-1] |= middle[:, 1:]
-        grow[:, :, 1:] |= middle[:, :, :-1]
-        grow[:, :, :-1] |= middle[:, :, 1:]
-        out = xp.where(grow & background, g.dtype.type(c), g)
-    valid = middle.any(axis=(1, 2))
+    gi, r, cc = xp.nonzero(dot)
+    count = xp.bincount(gi, minlength=n)[:n] if gi.shape[0] else xp.zeros(n, dtype=xp.int64)
+    colour = g[gi, r, cc].astype(xp.int64)
+    order = xp.argsort(gi * 16 + colour)
+    gi, r, cc, colour = gi[order], r[order], cc[order], colour[order]
+    # The lower-colour single cell of a grid with two comes first, the higher one right after it.
+    start = xp.cumsum(count) - count
+    two = count == 2
+    lo = xp.where(two, start, 0)
+    hi = xp.where(two, start + 1, 0)
+    if gi.shape[0] == 0:
+        return Padded(xp.zeros_like(g), h, w, xp.zeros(n, dtype=bool))
+    lo, hi = xp.minimum(lo, gi.shape[0] - 1), xp.minimum(hi, gi.shape[0] - 1)
+    two = two & (colour[lo] != colour[hi])
+    first, second = (lo, hi) if corner == "low" else (hi, lo)
+    ra, ca, rb, cb = (per_grid(v) for v in (r[first], cc[first], r[second], cc[second]))
+    R, C = coords(xp, H, W)
+    along_row = (R == ra) & (C >= xp.minimum(ca, cb)) & (C <= xp.maximum(ca, cb))
+    along_col = (C == cb) & (R >= xp.minimum(ra, rb)) & (R <= xp.maximum(ra, rb))
+    path = (along_row | along_col) & (g == 0) & per_grid(two)
+    valid = path.reshape(n, -1).any(axis=1)
+    out = xp.where(path, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
@@ -145,7 +128,7 @@ def dot_hits(xp, g, h, w):
             now = anchor & ~hit & (near >= 10)
             out = xp.where(now, (near - 10).astype(g.dtype), out)
             hit |= now
-    valid = hit.any(axis=(1, 2))
+    valid = hit.reshape(n, -1).any(axis=1)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
@@ -165,6 +148,6 @@ def open_lines(xp, g, h, w, c):
     row_ok = ((solid & end_r).sum(axis=2) == 2) & ((solid & ~end_r).sum(axis=2) == 0) & (w[:, None] >= 3)
     col_ok = ((solid & end_c).sum(axis=1) == 2) & ((solid & ~end_c).sum(axis=1) == 0) & (h[:, None] >= 3)
     paint = real & (g == 0) & (row_ok[:, :, None] | col_ok[:, None, :])
-    valid = paint.any(axis=(1, 2))
+    valid = paint.reshape(n, -1).any(axis=1)
     out = xp.where(paint, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
