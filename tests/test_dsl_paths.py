@@ -10,22 +10,32 @@ from dsl_reference import case, module_tests, reference_objects
 
 MODULE = "solvers.primitives.paths"
 
-PATHS_CASES = [
-    # A vertical segment gives its column, a horizontal one its row; the crossing gets 4.
-    case("centre_lines", ("own", 4), [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
-         [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 8, 0], [2, 2, 4, 2], [0, 0, 8, 0]]),
-    # A 3 x 3 ring: its middle row and column, inside it too, all painted 6.
-    case("centre_lines", ("one", 6), [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0]],
-         [[0, 0, 6, 0, 0], [0, 1, 1, 1, 0], [6, 1, 6, 1, 6], [0, 1, 1, 1, 0]]),
-    case("mark_middle", ("halves", 5), [[0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]],
-         [[0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 5, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]]),
-    case("mark_middle", ("plus", 3), [[0, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 1, 0]],
-         [[0, 1, 0], [0, 3, 0], [3, 3, 3], [0, 3, 0], [0, 1, 0]]),
-    case("elbow", (8, "low"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
-         [[0, 2, 8, 8], [0, 0, 0, 8], [0, 0, 0, 8], [0, 0, 0, 3]]),
-    case("elbow", (8, "high"), [[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
-         [[0, 2, 0, 0], [0, 8, 0, 0], [0, 8, 0, 0], [0, 8, 8, 3]]),
-]
+X = -1  # in a template: the painted colour
+
+
+def _with(colour, rows):
+    """A template grid with its ``X`` cells in ``colour``."""
+    return [[colour if v == X else v for v in row] for row in rows]
+
+
+# Templates written out by hand; every painted colour gets its case (the colour does not change
+# which cells are painted).
+_CENTRE_OWN = ([[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]],
+               # A vertical segment gives its column, a horizontal one its row; the crossing is X.
+               [[0, 0, 8, 0], [0, 0, 8, 0], [0, 0, 8, 0], [2, 2, X, 2], [0, 0, 8, 0]])
+_CENTRE_ONE = ([[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0]],
+               # A 3 x 3 ring: its middle row and column, inside it too.
+               [[0, 0, X, 0, 0], [0, 1, 1, 1, 0], [X, 1, X, 1, X], [0, 1, 1, 1, 0]])
+_LOW = ([[0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]],
+        [[0, 2, X, X], [0, 0, 0, X], [0, 0, 0, X], [0, 0, 0, 3]])
+_HIGH = (_LOW[0], [[0, 2, 0, 0], [0, X, 0, 0], [0, X, 0, 0], [0, X, X, 3]])
+PATHS_CASES = [case(name, args(c), template[0], _with(c, template[1]), f"{name}{args(c)}")
+               for name, args, template in (
+                   ("centre_lines", lambda c: ("own", c), _CENTRE_OWN),
+                   ("centre_lines", lambda c: ("one", c), _CENTRE_ONE),
+                   ("elbow", lambda c: (c, "low"), _LOW),
+                   ("elbow", lambda c: (c, "high"), _HIGH))
+               for c in range(1, 10)]
 PATHS_CASES += [
     case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 8, 8, 0], [6, 8, 8, 0], [0, 0, 0, 0], [0, 0, 4, 0]],
          [[0, 9, 0, 0], [0, 0, 0, 0], [0, 9, 8, 0], [6, 6, 4, 0], [0, 0, 0, 0], [0, 0, 4, 0]]),
@@ -33,6 +43,7 @@ PATHS_CASES += [
 PATHS_CASES += [
     case("open_lines", (3,), [[8, 8, 8, 8], [8, 0, 0, 2], [8, 0, 2, 2], [8, 8, 8, 8]],
          [[8, 8, 8, 8], [8, 3, 3, 2], [8, 3, 2, 2], [8, 8, 8, 8]]),
+    case("open_lines", (5,), [[1, 0, 1], [0, 0, 2], [1, 1, 1]], [[1, 5, 1], [5, 0, 2], [1, 1, 1]]),
 ]
 NO_RESULT = [
     case("open_lines", (3,), [[1, 1, 1], [1, 1, 0], [0, 0, 0]], None, "open_lines-none"),

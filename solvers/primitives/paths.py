@@ -66,7 +66,7 @@ def centre_lines(xp, g, h, w, mode, c):
     else:
         value = xp.where((hor > 0) & (ver > 0), c, xp.maximum(hor, ver))
     out = xp.where(paint & ok[:, None, None], value.astype(g.dtype), g)
-    valid = ok & (paint.reshape(n, -1).any(axis=1))
+    valid = ok & (paint.any(axis=(1, 2)))
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
@@ -103,7 +103,7 @@ def elbow(xp, g, h, w, c, corner):
     along_row = (R == ra) & (C >= xp.minimum(ca, cb)) & (C <= xp.maximum(ca, cb))
     along_col = (C == cb) & (R >= xp.minimum(ra, rb)) & (R <= xp.maximum(ra, rb))
     path = (along_row | along_col) & (g == 0) & per_grid(two)
-    valid = path.reshape(n, -1).any(axis=1)
+    valid = path.any(axis=(1, 2))
     out = xp.where(path, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
@@ -128,7 +128,7 @@ def dot_hits(xp, g, h, w):
             now = anchor & ~hit & (near >= 10)
             out = xp.where(now, (near - 10).astype(g.dtype), out)
             hit |= now
-    valid = hit.reshape(n, -1).any(axis=1)
+    valid = hit.any(axis=(1, 2))
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
@@ -148,6 +148,6 @@ def open_lines(xp, g, h, w, c):
     row_ok = ((solid & end_r).sum(axis=2) == 2) & ((solid & ~end_r).sum(axis=2) == 0) & (w[:, None] >= 3)
     col_ok = ((solid & end_c).sum(axis=1) == 2) & ((solid & ~end_c).sum(axis=1) == 0) & (h[:, None] >= 3)
     paint = real & (g == 0) & (row_ok[:, :, None] | col_ok[:, None, :])
-    valid = paint.reshape(n, -1).any(axis=1)
+    valid = paint.any(axis=(1, 2))
     out = xp.where(paint, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
