@@ -429,7 +429,7 @@ def test_multicolour_objects_tie_is_reading_order(conn):
 
 # Primitives whose only argument is a colour: two colours are enough, not all nine.
 COLOUR_ARG = {"recolor", "remove_color", "keep_color", "fill_enclosed", "slide_to_colour",
-              "fill_largest_empty_rect", "open_lines"}
+              "fill_largest_empty_rect"}
 
 
 def test_every_primitive_has_a_case():

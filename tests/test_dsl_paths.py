@@ -40,13 +40,7 @@ PATHS_CASES += [
     case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 8, 8, 0], [6, 8, 8, 0], [0, 0, 0, 0], [0, 0, 4, 0]],
          [[0, 9, 0, 0], [0, 0, 0, 0], [0, 9, 8, 0], [6, 6, 4, 0], [0, 0, 0, 0], [0, 0, 4, 0]]),
 ]
-PATHS_CASES += [
-    case("open_lines", (3,), [[8, 8, 8, 8], [8, 0, 0, 2], [8, 0, 2, 2], [8, 8, 8, 8]],
-         [[8, 8, 8, 8], [8, 3, 3, 2], [8, 3, 2, 2], [8, 8, 8, 8]]),
-    case("open_lines", (5,), [[1, 0, 1], [0, 0, 2], [1, 1, 1]], [[1, 5, 1], [5, 0, 2], [1, 1, 1]]),
-]
 NO_RESULT = [
-    case("open_lines", (3,), [[1, 1, 1], [1, 1, 0], [0, 0, 0]], None, "open_lines-none"),
     case("dot_hits", (), [[0, 9, 0, 0], [0, 0, 0, 0], [0, 0, 8, 8]], None, "dot_hits-none"),
     case("centre_lines", ("one", 6), [[0, 0], [0, 0]], None, "centre_lines-empty"),
     case("centre_lines", ("own", 4), [[1, 0, 2, 0, 3, 0, 4, 0, 5]], None, "centre_lines-many"),
@@ -116,19 +110,7 @@ def ref_dot_hits(grid):
     return out if hit else None
 
 
-def ref_open_lines(grid, c):
-    h, w = grid.shape
-    out = grid.copy()
-    lines = [[(r, x) for x in range(w)] for r in range(h) if w >= 3]
-    lines += [[(r, x) for r in range(h)] for x in range(w) if h >= 3]
-    for line in lines:
-        if grid[line[0]] and grid[line[-1]] and not any(grid[p] for p in line[1:-1]):
-            for p in line[1:-1]:
-                out[p] = c
-    return None if (out == grid).all() else out
-
-
-REFERENCES = {"open_lines": ref_open_lines, "dot_hits": ref_dot_hits, "centre_lines": ref_centre_lines, "elbow": ref_elbow}
+REFERENCES = {"dot_hits": ref_dot_hits, "centre_lines": ref_centre_lines, "elbow": ref_elbow}
 globals().update(module_tests(MODULE, REFERENCES, PATHS_CASES, no_result=NO_RESULT,
     cells=[0, 0, 0, 0, 0, 0, 1, 2, 3], padded_grids=[[[0, 2, 0], [0, 0, 0], [0, 0, 3]], [[1, 0, 1], [0, 0, 0]],
                                                     [[3, 0, 0, 0, 4]], [[0]]], examples=300))

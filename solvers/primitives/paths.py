@@ -1,6 +1,5 @@
 """Lines drawn relative to objects: full lines through the centres of a few objects, the elbow
-path that joins two single cells, the cells where single cells' rays hit an object, and rows and
-columns that run clear between two edges.
+path that joins two single cells, and the cells where single cells' rays hit an object.
 
 Each gives no result on grids where its rule does not apply (nothing to draw), so it adds few
 states to a search.
@@ -131,23 +130,3 @@ def dot_hits(xp, g, h, w):
     valid = hit.any(axis=(1, 2))
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
-
-@primitive(tuple((c,) for c in COLOURS), layout="padded")
-def open_lines(xp, g, h, w, c):
-    """Paint ``c`` over the rows and columns (of grids 3 or more cells a side) that run clear from
-    edge to edge: non-zero at both ends, background at every cell between. Grids with no such row
-    or column give no result."""
-    n, H, W = g.shape
-    R, C = coords(xp, H, W)
-    real = real_mask(xp, g, h, w)
-    hh, ww = per_grid(h), per_grid(w)
-    end_r = (C == 0) | (C == ww - 1)
-    end_c = (R == 0) | (R == hh - 1)
-    solid = (g != 0) & real
-    # A row is open when its two end cells are non-zero and no other of its cells is.
-    row_ok = ((solid & end_r).sum(axis=2) == 2) & ((solid & ~end_r).sum(axis=2) == 0) & (w[:, None] >= 3)
-    col_ok = ((solid & end_c).sum(axis=1) == 2) & ((solid & ~end_c).sum(axis=1) == 0) & (h[:, None] >= 3)
-    paint = real & (g == 0) & (row_ok[:, :, None] | col_ok[:, None, :])
-    valid = paint.any(axis=(1, 2))
-    out = xp.where(paint, g.dtype.type(c), g)
-    return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
