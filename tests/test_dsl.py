@@ -364,11 +364,12 @@ from test_dsl_copies import COPIES_CASES  # noqa: E402
 from test_dsl_rects import RECTS_CASES  # noqa: E402
 from test_dsl_parts import PARTS_CASES  # noqa: E402
 from test_dsl_tallies import TALLIES_CASES  # noqa: E402
+from test_dsl_paths import PATHS_CASES  # noqa: E402
 
 CASES += (MORE_CASES + MOVES_CASES + PAINT_CASES + SIZES_CASES + SPLIT_CASES + COUNTS_CASES + BOXES_CASES
           + RINGS_CASES + REACH_CASES + STAMPS_CASES + SHAPES_CASES
           + STRIDE_CASES + ATTRACT_CASES + DOT_STAMPS_CASES + LATTICE_CASES + COPIES_CASES + RECTS_CASES
-          + PARTS_CASES + TALLIES_CASES)
+          + PARTS_CASES + TALLIES_CASES + PATHS_CASES)
 
 
 @pytest.mark.parametrize("name, args, inp, expected", CASES)

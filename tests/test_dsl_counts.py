@@ -50,5 +50,5 @@ def test_later_modules_come_after_split():
              "solvers.primitives.shapes", "solvers.primitives.stride",
              "solvers.primitives.attract", "solvers.primitives.dot_stamps",
              "solvers.primitives.lattice", "solvers.primitives.copies", "solvers.primitives.rects",
-             "solvers.primitives.parts", "solvers.primitives.tallies")
+             "solvers.primitives.parts", "solvers.primitives.tallies", "solvers.primitives.paths")
     assert modules[first:] == sorted(modules[first:], key=later.index)

@@ -8,6 +8,7 @@ from solvers.primitives import copies  # noqa: F401
 from solvers.primitives import rects  # noqa: F401
 from solvers.primitives import parts  # noqa: F401
 from solvers.primitives import tallies  # noqa: F401
+from solvers.primitives import paths  # noqa: F401
 # Applied around found programs, never enumerated: their place does not change the search order.
 from solvers.primitives import layers, roles, sizes  # noqa: F401
 from solvers.registry import PRIMITIVES, Transform
