@@ -87,6 +87,18 @@ def first_last(xp, lab, key, total):
     return xp.where(lo > 63, 0, lo).astype(xp.int64), xp.maximum(hi, 0).astype(xp.int64)
 
 
+def object_boxes(xp, g, labels, total):
+    """Per label of a labelling of one-colour objects (``label_objects`` with ``by_colour``): its
+    colour (g's dtype) and its box's top, bottom, left and right (int64; 0 for labels without cells)."""
+    gi, r, c = xp.nonzero(labels)
+    lab = labels[gi, r, c].astype(xp.int64)
+    colour = xp.zeros(total + 1, dtype=g.dtype)
+    colour[lab] = g[gi, r, c]
+    top, bottom = first_last(xp, lab, r, total)
+    left, right = first_last(xp, lab, c, total)
+    return colour, top, bottom, left, right
+
+
 @primitive(pad="inplace")
 def fill_bbox(xp, g):
     """Paint the background inside each object's bounding box with the object's mark.
@@ -102,12 +114,7 @@ def fill_bbox(xp, g):
     out = g.copy()
     if total == 0:
         return out
-    gi, r, c = xp.nonzero(labels)
-    lab = labels[gi, r, c].astype(xp.int64)
-    colour = xp.zeros(total + 1, dtype=g.dtype)
-    colour[lab] = g[gi, r, c]
-    top, bottom = first_last(xp, lab, r, total)
-    left, right = first_last(xp, lab, c, total)
+    colour, top, bottom, left, right = object_boxes(xp, g, labels, total)
     # Only objects that leave some of their box empty paint anything.
     holed = (bottom - top + 1) * (right - left + 1) > sizes
     holed[0] = False

@@ -6,7 +6,7 @@ states to a search.
 """
 from __future__ import annotations
 
-from solvers.primitives.draw import first_last
+from solvers.primitives.draw import object_boxes
 from solvers.primitives.objects import label_objects
 from solvers.primitives.reach import _nearest_code
 from solvers.ragged import Padded, coords, per_grid, real_mask
@@ -45,12 +45,8 @@ def centre_lines(xp, g, h, w, mode, c):
     total = owner.shape[0] - 1
     count = xp.bincount(owner[1:], minlength=n)[:n] if total else xp.zeros(n, dtype=xp.int64)
     ok = (count >= 1) & (count <= MOST_OBJECTS)
-    gi, r, cc = xp.nonzero(labels)
-    lab = labels[gi, r, cc].astype(xp.int64)
-    colour = xp.zeros(total + 1, dtype=xp.int64)
-    colour[lab] = g[gi, r, cc]
-    top, bottom = first_last(xp, lab, r, total)
-    left, right = first_last(xp, lab, cc, total)
+    colour, top, bottom, left, right = object_boxes(xp, g, labels, total)
+    colour = colour.astype(xp.int64)
     ids = xp.arange(1, total + 1)
     use = ok[owner[ids]]
     own, col = owner[ids], colour[ids]
