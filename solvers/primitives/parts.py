@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solvers.primitives.split import CRITERIA, choose_part, part_features
+from solvers.primitives.split import CRITERIA, choose_part, cut_features
 from solvers.ragged import coords, no_result, per_grid, real_mask, remap, scatter_results
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -116,15 +116,8 @@ def loose_parts(xp, g, h, w):
         rows, cols = LooseAxis(*(f[idx] for f in rows)), LooseAxis(*(f[idx] for f in cols))
         blank = blank[idx]
         m = idx.shape[0]
-        sub = g[idx]
         Rm, Cm = int(rows.count.max()), int(cols.count.max())
-        part = rows.part[:, :, None] * Cm + cols.part[:, None, :]
-        inside = (rows.part[:, :, None] >= 0) & (cols.part[:, None, :] >= 0)
-        key = (xp.arange(m)[:, None, None] * (Rm * Cm) + part)[inside]
-        local_r = xp.broadcast_to(rows.local[:, :, None], sub.shape)[inside]
-        local_c = xp.broadcast_to(cols.local[:, None, :], sub.shape)[inside]
-        features = [f.reshape(m, Rm * Cm) for f in
-                    part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)]
+        features = cut_features(xp, g[idx], rows.part, cols.part, rows.local, cols.local, Rm, Cm)
         p = xp.arange(Rm * Cm)[None, :]
         # Parts differ in size: the shape and content hashes take in the part's sides.
         sides = (xp.take_along_axis(rows.length, xp.broadcast_to(p // Cm, (m, Rm * Cm)), axis=1) * 31

@@ -172,6 +172,21 @@ def choose_part(xp, exists, cells, colour_sets, n_colours, shapes, contents, cri
     return once.argmax(axis=1), once.sum(axis=1) == 1
 
 
+def cut_features(xp, sub, row_part, col_part, row_local, col_local, Rm: int, Cm: int) -> list:
+    """The :func:`part_features` of the parts of a stack ``sub`` (m, H, W) cut along its rows and
+    columns: ``row_part`` (m, H) and ``col_part`` (m, W) number each line's part (-1: no part),
+    ``row_local`` and ``col_local`` its place in it; at most ``Rm`` x ``Cm`` parts. Each feature
+    is (m, Rm * Cm), part ``i * Cm + j`` at row part ``i`` and column part ``j``."""
+    m = sub.shape[0]
+    part = row_part[:, :, None] * Cm + col_part[:, None, :]
+    inside = (row_part[:, :, None] >= 0) & (col_part[:, None, :] >= 0)
+    key = (xp.arange(m)[:, None, None] * (Rm * Cm) + part)[inside]
+    local_r = xp.broadcast_to(row_local[:, :, None], sub.shape)[inside]
+    local_c = xp.broadcast_to(col_local[:, None, :], sub.shape)[inside]
+    features = part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)
+    return [f.reshape(m, Rm * Cm) for f in features]
+
+
 def part_features(xp, key, colour, local_r, local_c, size):
     """Per part (``key`` 0..size-1 for every counted cell): non-zero cells, colour set (bit c-1 for
     colour c), number of colours, shape hash and content hash."""
@@ -195,18 +210,11 @@ def lattice_parts(xp, g, h, w):
         if found is None:
             return None
         idx, lat = found
-        m = idx.shape[0]
-        sub = g[idx]
         Rm, Cm = int(lat.n_rows.max()), int(lat.n_cols.max())
-        part = lat.row_part[:, :, None] * Cm + lat.col_part[:, None, :]
-        inside = (lat.row_part[:, :, None] >= 0) & (lat.col_part[:, None, :] >= 0)
-        key = (xp.arange(m)[:, None, None] * (Rm * Cm) + part)[inside]
-        local_r = xp.broadcast_to(lat.row_local[:, :, None], sub.shape)[inside]
-        local_c = xp.broadcast_to(lat.col_local[:, None, :], sub.shape)[inside]
-        features = part_features(xp, key, sub[inside].astype(np.int64), local_r, local_c, m * Rm * Cm)
+        features = cut_features(xp, g[idx], lat.row_part, lat.col_part, lat.row_local, lat.col_local, Rm, Cm)
         p = xp.arange(Rm * Cm)[None, :]
         exists = ((p // Cm) < lat.n_rows[:, None]) & ((p % Cm) < lat.n_cols[:, None])
-        return idx, lat, Cm, exists, [f.reshape(m, Rm * Cm) for f in features]
+        return idx, lat, Cm, exists, features
     return per_stack(g, ("split lattice parts",), compute)
 
 
