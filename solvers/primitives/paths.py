@@ -11,6 +11,7 @@ from solvers.primitives.objects import label_objects
 from solvers.primitives.reach import _nearest_code
 from solvers.ragged import Padded, coords, per_grid, real_mask
 from solvers.registry import primitive
+from solvers.stack_cache import per_stack
 
 COLOURS = tuple(range(1, 10))
 MOST_OBJECTS = 4
@@ -28,18 +29,9 @@ def _last_per_key(xp, key, value, size):
     return out
 
 
-CENTRE_LINES = tuple((mode, c) for mode in ("one", "own") for c in COLOURS)
-
-
-@primitive(CENTRE_LINES, layout="padded")
-def centre_lines(xp, g, h, w, mode, c):
-    """Draw full lines over the background through the centres of the objects (8-connected, one
-    colour) of grids that hold one to four of them: an object whose bounding box has an odd
-    height gives the whole row through its middle, one with an odd width the whole column through
-    its middle (a one-cell object both; a straight segment only the line along it). ``mode``
-    ``one``: every line cell painted ``c``; ``own``: a cell on a row line only or a column line only
-    takes its object's colour (several: the highest), a cell on both kinds ``c``. Grids with no
-    object, more than four or nothing to paint give no result."""
+def _centre_lines(xp, g, h, w):
+    """:func:`centre_lines`' row and column lines (each line's highest object colour, 0: none) and
+    the cells it paints, on the grids that hold one to four objects; the same for every colour."""
     n, H, W = g.shape
     labels, owner, sizes, _ = label_objects(xp, g, 8, True)
     total = owner.shape[0] - 1
@@ -55,26 +47,33 @@ def centre_lines(xp, g, h, w, mode, c):
     rows = _last_per_key(xp, (own * H + (top[ids] + bottom[ids]) // 2)[odd_h], col[odd_h], n * H).reshape(n, H)
     cols = _last_per_key(xp, (own * W + (left[ids] + right[ids]) // 2)[odd_w], col[odd_w], n * W).reshape(n, W)
     hor, ver = rows[:, :, None], cols[:, None, :]
-    paint = (g == 0) & real_mask(xp, g, h, w) & ((hor > 0) | (ver > 0))
+    paint = (g == 0) & real_mask(xp, g, h, w) & ((hor > 0) | (ver > 0)) & ok[:, None, None]
+    return hor, ver, paint, paint.any(axis=(1, 2))
+
+
+CENTRE_LINES = tuple((mode, c) for mode in ("one", "own") for c in COLOURS)
+
+
+@primitive(CENTRE_LINES, layout="padded")
+def centre_lines(xp, g, h, w, mode, c):
+    """Draw full lines over the background through the centres of the objects (8-connected, one
+    colour) of grids that hold one to four of them: an object whose bounding box has an odd
+    height gives the whole row through its middle, one with an odd width the whole column through
+    its middle (a one-cell object both; a straight segment only the line along it). ``mode``
+    ``one``: every line cell painted ``c``; ``own``: a cell on a row line only or a column line only
+    takes its object's colour (several: the highest), a cell on both kinds ``c``. Grids with no
+    object, more than four or nothing to paint give no result."""
+    hor, ver, paint, valid = per_stack(g, ("centre lines",), lambda: _centre_lines(xp, g, h, w))
     if mode == "one":
-        value = xp.full(paint.shape, c, dtype=xp.int64)
+        value = g.dtype.type(c)
     else:
-        value = xp.where((hor > 0) & (ver > 0), c, xp.maximum(hor, ver))
-    out = xp.where(paint & ok[:, None, None], value.astype(g.dtype), g)
-    valid = ok & (paint.any(axis=(1, 2)))
+        value = xp.where((hor > 0) & (ver > 0), c, xp.maximum(hor, ver)).astype(g.dtype)
+    out = xp.where(paint, value, g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
-ELBOWS = tuple((c, corner) for corner in ("low", "high") for c in COLOURS)
-
-
-@primitive(ELBOWS, layout="padded")
-def elbow(xp, g, h, w, c, corner):
-    """Join the two single cells (one-cell objects, 8-connected, one colour) of a grid that has
-    exactly two, of different colours, by a path of ``c`` over the background: along the row of one
-    to the column of the other, then along that column to it (``low``: along the row of the one of
-    the lower colour; ``high``: of the higher colour). Grids with another number of single cells,
-    two of one colour, or no background on the path give no result."""
+def _elbow_path(xp, g, corner):
+    """:func:`elbow`'s path cells and the grids that have one; the same for every colour."""
     n, H, W = g.shape
     labels, _, sizes, _ = label_objects(xp, g, 8, True)
     dot = (labels > 0) & (sizes[labels] == 1)
@@ -89,7 +88,7 @@ def elbow(xp, g, h, w, c, corner):
     lo = xp.where(two, start, 0)
     hi = xp.where(two, start + 1, 0)
     if gi.shape[0] == 0:
-        return Padded(xp.zeros_like(g), h, w, xp.zeros(n, dtype=bool))
+        return xp.zeros(g.shape, dtype=bool), xp.zeros(n, dtype=bool)
     lo, hi = xp.minimum(lo, gi.shape[0] - 1), xp.minimum(hi, gi.shape[0] - 1)
     two = two & (colour[lo] != colour[hi])
     first, second = (lo, hi) if corner == "low" else (hi, lo)
@@ -98,7 +97,20 @@ def elbow(xp, g, h, w, c, corner):
     along_row = (R == ra) & (C >= xp.minimum(ca, cb)) & (C <= xp.maximum(ca, cb))
     along_col = (C == cb) & (R >= xp.minimum(ra, rb)) & (R <= xp.maximum(ra, rb))
     path = (along_row | along_col) & (g == 0) & per_grid(two)
-    valid = path.any(axis=(1, 2))
+    return path, path.any(axis=(1, 2))
+
+
+ELBOWS = tuple((c, corner) for corner in ("low", "high") for c in COLOURS)
+
+
+@primitive(ELBOWS, layout="padded")
+def elbow(xp, g, h, w, c, corner):
+    """Join the two single cells (one-cell objects, 8-connected, one colour) of a grid that has
+    exactly two, of different colours, by a path of ``c`` over the background: along the row of one
+    to the column of the other, then along that column to it (``low``: along the row of the one of
+    the lower colour; ``high``: of the higher colour). Grids with another number of single cells,
+    two of one colour, or no background on the path give no result."""
+    path, valid = per_stack(g, ("elbow", corner), lambda: _elbow_path(xp, g, corner))
     out = xp.where(path, g.dtype.type(c), g)
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
