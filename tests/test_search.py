@@ -14,7 +14,9 @@ import pipeline.search.absorb as absorb_mod
 import pipeline.search.blocks as blocks_mod
 import pipeline.search.distinct as distinct_mod
 import pipeline.search.driver as search_mod
-from pipeline.search.shards import run_search, split_tasks
+from pipeline.search.leaderboard import LEADERBOARD_SIZE
+from pipeline.search.mechanisms import MECHANISMS
+from pipeline.search.shards import run_search, search_shard, split_tasks
 from pipeline.search.problem import Problem
 from pipeline.search.blocks import within_budget
 from pipeline.search.boards import offer_order
@@ -198,6 +200,43 @@ def test_results_do_not_depend_on_batch_composition(real_tasks):
             assert cands == together[tid], tid
 
 
+def _paths(search, gids):
+    return [search.table.path(g) for g in gids]
+
+
+def test_the_snapshot_before_the_last_level_holds_the_shallower_searchs_boards_and_pieces(real_tasks):
+    """Free steps off (they are a level after the last), a depth-2 search's snapshot is what a
+    depth-1 search ends with."""
+    shallow = Search(Problem(real_tasks, np), free_steps=False)
+    shallow.run(1)
+    deep = Search(Problem(real_tasks, np), free_steps=False)
+    deep.run(2)
+    assert shallow.snapshot is None and deep.snapshot is not None
+    for t in range(len(real_tasks)):
+        ours, theirs = deep.snapshot.boards[t], shallow.boards[t]
+        assert _paths(deep, [c.gid for c in ours]) == _paths(shallow, [c.gid for c in theirs])
+        assert [(c.rank, c.solved) for c in ours] == [(c.rank, c.solved) for c in theirs]
+        assert all(np.array_equal(a, b) for c, d in zip(ours, theirs) for a, b in zip(c.test_outputs, d.test_outputs))
+        assert _paths(deep, deep.snapshot.pieces.gids_of(t)) == _paths(shallow, shallow.pieces.gids_of(t))
+
+
+def test_a_deeper_search_keeps_every_program_of_a_search_one_level_shallower(real_tasks):
+    """The programs of a depth-1 search (its boards, layers, templates and sizes) are among those
+    of the depth-2 search, though level 2's candidates push them off the boards."""
+    mechanisms = tuple(m for m in MECHANISMS if m != "free_steps")
+    shallow = search_shard(real_tasks, 1, 0, None, 8000, mechanisms=mechanisms).programs
+    deep = search_shard(real_tasks, 2, 0, None, 8000, mechanisms=mechanisms).programs
+    pushed_off = 0
+    for task in real_tasks:
+        on_boards = {p.identity() for p in deep[task.id][:LEADERBOARD_SIZE]}
+        found = {p.identity(): p for p in deep[task.id]}
+        for program in shallow[task.id]:
+            assert program.identity() in found, (task.id, program.identity())
+            assert found[program.identity()] == program
+            pushed_off += program.identity() not in on_boards
+    assert pushed_off  # the case this guards: level 2 pushed some off the boards
+
+
 def test_sharded_engine_matches_single_process(real_tasks):
     single = run_search(real_tasks[:6], 1, shards=1)
     sharded = run_search(real_tasks[:6], 1, shards=2)
@@ -332,8 +371,9 @@ def test_test_outputs_crossing_in_batches_of_any_size_give_identical_boards(real
     assert _outcome(each) == _outcome(once)
     for task, board in zip(real_tasks, once.boards):
         assert board and all(len(c.test_outputs) == len(task.test_inputs) for c in board)
-    # Crossing once at the end, only the candidates still on a board get their grids.
-    on_board = {id(c) for board in once.boards for c in board}
+    # Crossing once at the end, only the candidates still on a board (or on the snapshot's boards,
+    # whose grids cross when it is taken) get their grids.
+    on_board = {id(c) for board in once.boards + once.snapshot.boards for c in board}
     dropped = [c for c in made if id(c) not in on_board]
     assert dropped and all(c.test_outputs == [] for c in dropped)
 

@@ -60,6 +60,11 @@ class FoundProgram:
 
     __hash__ = None  # mutable-looking contents (arrays): not a dict key
 
+    def identity(self) -> str:
+        """What the program computes, as a string (chains, layers, roles, size step): equal for
+        two finds of one program, whatever their ranks and predictions' array types."""
+        return repr((self.steps, self.layers, self.erasers, self.roles, self.sized, self.sized_first))
+
     @property
     def size(self) -> int:
         """Number of calls (a layered composition's ``paint``, the colour roles' renamings and the

@@ -34,21 +34,23 @@ class BoardUpdates:
 
     def _run_deferred(self) -> None:
         """Finish the leaderboard update that :meth:`_update_boards` put off, if any, and take the
-        new states' positions that have reached the host out of pinned memory."""
+        new states' positions that have reached the host out of pinned memory; then take the
+        snapshot of the boards if one is due (see :meth:`~pipeline.search.driver.Search.run`)."""
         for copy in self._unread:
             copy.get()
         self._unread.clear()
         finish, self._deferred, self._deferred_solved = self._deferred, None, None
-        if finish is None:
-            return
-        try:
-            finish()  # its time counts in the stage that runs it (apply, or the next merge)
-        except Exception as exc:
-            # Raised inside a transform, an out-of-memory error would be taken for the
-            # transform's and retried on halves, with the boards half updated.
-            if is_out_of_memory(exc):
-                raise RuntimeError("out of device memory while updating the leaderboards") from exc
-            raise
+        if finish is not None:
+            try:
+                finish()  # its time counts in the stage that runs it (apply, or the next merge)
+            except Exception as exc:
+                # Raised inside a transform, an out-of-memory error would be taken for the
+                # transform's and retried on halves, with the boards half updated.
+                if is_out_of_memory(exc):
+                    raise RuntimeError("out of device memory while updating the leaderboards") from exc
+                raise
+        if self._snapshot_due:  # the level before the last is done, its last update too
+            self._take_snapshot()
 
     def _mark_deferred_solved(self) -> None:
         """Set the solved flags that the put-off board update (if any) will set, leaving the rest of

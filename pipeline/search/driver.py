@@ -7,6 +7,7 @@ accuracy) and checked for a learned final colour map. A program is kept as paren
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -62,6 +63,14 @@ class SearchStats:
     def add_time(self, stage: str, seconds: float) -> None:
         """Accumulate ``seconds`` under ``stage``."""
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + seconds
+
+
+@dataclass
+class Snapshot:
+    """Each task's board (its :class:`Candidate` s, best first) and the pieces at one moment."""
+
+    boards: list
+    pieces: PieceBoards | None
 
 
 class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring, BoardUpdates, NextBlocks):
@@ -134,6 +143,8 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self._distinct = None
         self._pick_room = PICK_ROOM  # records the boards' picks get room for (see _offer_picks)
         self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
+        self.snapshot: Snapshot | None = None  # the boards and pieces after the level before the last (see run)
+        self._snapshot_due = False
 
     def _no_candidates(self):
         return self.xp.zeros(1, dtype=self.xp.int64)
@@ -150,7 +161,12 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         return time.perf_counter()
 
     def run(self, depth: int, deadline: float | None = None) -> SearchStats:
-        """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats."""
+        """Search to ``depth`` (stopping early at the monotonic ``deadline``); returns the stats.
+
+        From depth 2 on, the boards and pieces as they stand after level ``depth - 1`` are kept
+        (``snapshot``, a :class:`Snapshot`): the programs the post-search mechanisms build from
+        them are a shallower search's, which the deeper levels' candidates would otherwise push
+        off the boards."""
         start = time.perf_counter()
         frontier = [self.problem.initial_block()]
         first = frontier[0]
@@ -167,6 +183,9 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
             if self.stats.truncated:
                 break
             self.stats.levels_done = level
+            if level == depth - 1:
+                # Taken at the next board work, after the level's put-off last update.
+                self._snapshot_due = True
             if not frontier:
                 break
         self._run_deferred()
@@ -175,6 +194,12 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self._valid_count = self._no_candidates()
         self.stats.seconds = time.perf_counter() - start
         return self.stats
+
+    def _take_snapshot(self) -> None:
+        """Keep the boards and pieces as they stand now, the candidates' test outputs fetched."""
+        self._snapshot_due = False
+        self.candidate_outputs.flush()
+        self.snapshot = Snapshot([list(board) for board in self.boards], copy.copy(self.pieces))
 
     def _expand_level(self, frontier, level, last, deadline, runs):
         # The boards' solved flags decide which states are dropped; the rest of a put-off board

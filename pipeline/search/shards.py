@@ -154,29 +154,17 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
                        grid_transforms_computed=stats.grid_transforms_computed,
                        candidates=stats.candidates, truncated=stats.truncated,
                        levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
-    paths = iter(search.table.paths([cand.gid for board in search.boards[:len(tasks)] for cand in board]))
-    named = [(tr.name, tr.args) for tr in search.transforms]
-    for t, task in enumerate(tasks):
-        found = []
-        for cand in search.boards[t]:
-            steps = [named[i] for i in next(paths)]
-            if cand.mapping is not None:
-                steps.append(("colormap", (dict(cand.mapping),)))
-            # The test outputs stay arrays (see FoundProgram): the few that are used become lists.
-            found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
-                                      tuple(cand.test_outputs)))
-        res.programs[task.id] = found
-    if search.pieces is not None:
-        t0 = time.perf_counter()
-        _add_layered(search, tasks, res.programs, templates="templates" in mechanisms,
-                     modes=tuple(mode for mode in MODES if mode in mechanisms))
-        res.stage_seconds["search.layers"] = time.perf_counter() - t0
-    if "templates" in mechanisms:
-        _add_templates(tasks, res.programs)
-    if "sizes" in mechanisms:
-        t0 = time.perf_counter()
-        _add_sized(tasks, res.programs)
-        res.stage_seconds["search.sizes"] = time.perf_counter() - t0
+    res.programs = _board_programs(search, tasks, search.boards)
+    _add_mechanisms(search, tasks, res.programs, search.pieces, mechanisms, res.stage_seconds)
+    if search.snapshot is not None:
+        # What a search one level shallower finds (its boards, and the layers and sizes built
+        # from them) stays found when the deeper levels push it off the boards.
+        shallower = _board_programs(search, tasks, search.snapshot.boards)
+        _add_mechanisms(search, tasks, shallower, search.snapshot.pieces, mechanisms, res.stage_seconds)
+        for task in tasks:
+            found = res.programs[task.id]
+            known = {p.identity() for p in found}
+            found += [p for p in shallower[task.id] if p.identity() not in known]
     for task in originals:
         if task.id in variants:
             variant = restored(task, res.programs.pop(variants[task.id].id))
@@ -194,13 +182,47 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     return res
 
 
-def _add_layered(search, tasks, programs: dict, templates: bool = False, modes: tuple = MODES) -> None:
+def _board_programs(search, tasks, boards) -> dict:
+    """The programs of ``boards`` (each task's candidates, best first), by task id."""
+    paths = iter(search.table.paths([cand.gid for board in boards[:len(tasks)] for cand in board]))
+    named = [(tr.name, tr.args) for tr in search.transforms]
+    programs = {}
+    for t, task in enumerate(tasks):
+        found = []
+        for cand in boards[t]:
+            steps = [named[i] for i in next(paths)]
+            if cand.mapping is not None:
+                steps.append(("colormap", (dict(cand.mapping),)))
+            # The test outputs stay arrays (see FoundProgram): the few that are used become lists.
+            found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
+                                      tuple(cand.test_outputs)))
+        programs[task.id] = found
+    return programs
+
+
+def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_seconds: dict) -> None:
+    """Add the programs of the post-search mechanisms that are on (layers from ``pieces``,
+    templates, sizes) to ``programs``, timing them in ``stage_seconds``."""
+    if pieces is not None:
+        t0 = time.perf_counter()
+        _add_layered(search, tasks, programs, pieces, templates="templates" in mechanisms,
+                     modes=tuple(mode for mode in MODES if mode in mechanisms))
+        stage_seconds["search.layers"] = stage_seconds.get("search.layers", 0.0) + time.perf_counter() - t0
+    if "templates" in mechanisms:
+        _add_templates(tasks, programs)
+    if "sizes" in mechanisms:
+        t0 = time.perf_counter()
+        _add_sized(tasks, programs)
+        stage_seconds["search.sizes"] = stage_seconds.get("search.sizes", 0.0) + time.perf_counter() - t0
+
+
+def _add_layered(search, tasks, programs: dict, pieces, templates: bool = False, modes: tuple = MODES) -> None:
     """Add a layered program (:mod:`pipeline.search.layers`) to each task that no plain program solves,
     stacked from the task's pieces over the input or a program of its leaderboard (or, with
     ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`); ``modes``:
     the ways besides painting a piece may be a layer (:data:`pipeline.search.layers.MODES`)."""
     todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
-    gids = [search.pieces.gids_of(t) for t in todo]
+    gids = [pieces.gids_of(t) for t in todo]
     paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
     named = [(tr.name, tr.args) for tr in search.transforms]
     pieces = [[tuple(named[i] for i in next(paths)) for _ in task_gids] for task_gids in gids]
