@@ -636,7 +636,7 @@ def test_runs_out_of_memory_apply_each_transform_alone(dev, monkeypatch, step):
                 monkeypatch.setattr(kernels, step, tight)
             # Every primitive on the GPU's padded buckets, as on CuPy (where crops run together).
             search = Search(Problem(tasks, xp), bucket_all=None if ref else True)
-            stats = search.run(2)
+            stats = search.run(1)
         results.append(([[(search.table.path(c.gid), round(c.rank, 6)) for c in b] for b in search.boards],
                          stats.states))
     monkeypatch.setattr(kernels, step, real)
