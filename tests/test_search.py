@@ -222,7 +222,7 @@ def test_the_snapshot_before_the_last_level_holds_the_shallower_searchs_boards_a
 
 def test_a_deeper_search_keeps_every_program_of_a_search_one_level_shallower(real_tasks):
     """The programs of a depth-1 search (its boards, layers, templates and sizes) are among those
-    of the depth-2 search, though level 2's candidates push them off the boards."""
+    of the depth-2 search, though level 2's candidates push them off the boards (``shallower``)."""
     mechanisms = tuple(m for m in MECHANISMS if m != "free_steps")
     shallow = search_shard(real_tasks, 1, 0, None, 8000, mechanisms=mechanisms).programs
     deep = search_shard(real_tasks, 2, 0, None, 8000, mechanisms=mechanisms).programs
@@ -235,6 +235,11 @@ def test_a_deeper_search_keeps_every_program_of_a_search_one_level_shallower(rea
             assert found[program.identity()] == program
             pushed_off += program.identity() not in on_boards
     assert pushed_off  # the case this guards: level 2 pushed some off the boards
+    # Switched off (--without shallower), some are lost.
+    without = search_shard(real_tasks, 2, 0, None, 8000,
+                           mechanisms=tuple(m for m in mechanisms if m != "shallower")).programs
+    assert any(p.identity() not in {q.identity() for q in without[task.id]}
+               for task in real_tasks for p in shallow[task.id])
 
 
 def test_sharded_engine_matches_single_process(real_tasks):

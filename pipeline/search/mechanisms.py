@@ -18,7 +18,11 @@ Each mechanism is on by default and can be switched off for an ablation
 - ``templates``: a task's train outputs as constant grids (:mod:`pipeline.search.templates`), the
   bottom layer of a layered composition or, repeated, an answer of their own;
 - ``sizes``: output-size rules fitted on the train pairs, and size-taking transforms applied to a
-  task's candidate chains with the rule's size (:mod:`pipeline.search.sizes`).
+  task's candidate chains with the rule's size (:mod:`pipeline.search.sizes`);
+- ``shallower``: the layers, templates and sizes also built from the boards and pieces as they
+  stood after the level before the last (:attr:`pipeline.search.driver.Search.snapshot`), which the
+  last level's candidates push off, so that a search finds what one a level shallower finds through
+  them. Its answers are those of the other mechanisms: a report names those.
 
 A report also names two things every run does: ``colour table`` (a colour table learnt from the
 train pairs as the last step) and ``partial`` (the attempts come from a program that fits only
@@ -28,7 +32,8 @@ from __future__ import annotations
 
 import ast
 
-MECHANISMS = ("layers", "colour_layers", "erasers", "colour_roles", "free_steps", "templates", "sizes")
+MECHANISMS = ("layers", "colour_layers", "erasers", "colour_roles", "free_steps", "templates", "sizes",
+              "shallower")
 # The primitives of the free steps (all their argument values).
 FREE_STEPS = ("crop_content", "crop_minority")
 

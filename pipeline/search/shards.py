@@ -156,7 +156,7 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
                        levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
     res.programs = _board_programs(search, tasks, search.boards)
     _add_mechanisms(search, tasks, res.programs, search.pieces, mechanisms, res.stage_seconds)
-    if search.snapshot is not None:
+    if search.snapshot is not None and "shallower" in mechanisms:
         # What a search one level shallower finds (its boards, and the layers and sizes built
         # from them) stays found when the deeper levels push it off the boards.
         shallower = _board_programs(search, tasks, search.snapshot.boards)
