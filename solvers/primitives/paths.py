@@ -12,6 +12,7 @@ from solvers.primitives.reach import _nearest_code
 from solvers.ragged import Padded, coords, per_grid, real_mask
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
+from solvers.xp import scatter_max
 
 COLOURS = tuple(range(1, 10))
 MOST_OBJECTS = 4
@@ -19,14 +20,10 @@ MOST_OBJECTS = 4
 
 def _last_per_key(xp, key, value, size):
     """An array of ``size`` with, at each ``key``, the largest ``value`` (0..15) given it (0: none)."""
-    out = xp.zeros(size, dtype=xp.int64)
-    if key.shape[0] == 0:
-        return out
-    s = xp.sort(key * 16 + value)
-    end = xp.ones(s.shape[0], dtype=bool)
-    end[:-1] = (s[1:] // 16) != (s[:-1] // 16)
-    out[s[end] // 16] = s[end] % 16
-    return out
+    out = xp.zeros(size, dtype=xp.int32)  # CuPy's scatter max takes no int64
+    if key.shape[0]:
+        scatter_max(xp, out, key, value.astype(xp.int32))
+    return out.astype(xp.int64)
 
 
 def _centre_lines(xp, g, h, w):
