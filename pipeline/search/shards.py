@@ -216,13 +216,14 @@ def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_sec
         stage_seconds["search.sizes"] = stage_seconds.get("search.sizes", 0.0) + time.perf_counter() - t0
 
 
-def _add_layered(search, tasks, programs: dict, pieces, templates: bool = False, modes: tuple = MODES) -> None:
+def _add_layered(search, tasks, programs: dict, piece_boards, templates: bool = False, modes: tuple = MODES) -> None:
     """Add a layered program (:mod:`pipeline.search.layers`) to each task that no plain program solves,
-    stacked from the task's pieces over the input or a program of its leaderboard (or, with
-    ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`); ``modes``:
-    the ways besides painting a piece may be a layer (:data:`pipeline.search.layers.MODES`)."""
+    stacked from the task's pieces (those of ``piece_boards``, a :class:`~pipeline.search.pieces.PieceBoards`)
+    over the input or a program of its leaderboard (or, with ``templates``, over one of its train
+    outputs: :mod:`pipeline.search.templates`); ``modes``: the ways besides painting a piece may be a
+    layer (:data:`pipeline.search.layers.MODES`)."""
     todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
-    gids = [pieces.gids_of(t) for t in todo]
+    gids = [piece_boards.gids_of(t) for t in todo]
     paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
     named = [(tr.name, tr.args) for tr in search.transforms]
     pieces = [[tuple(named[i] for i in next(paths)) for _ in task_gids] for task_gids in gids]
