@@ -2,11 +2,10 @@
 what pulls them (the larger object of a dot's colour, the cells of one colour)."""
 from __future__ import annotations
 
-from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects
 from solvers.ragged import Padded, coords
 from solvers.registry import primitive
-from solvers.xp import cummax
+from solvers.xp import cummax, scatter_min
 
 FAR = 63  # a distance no grid reaches: nothing in that direction
 
@@ -30,23 +29,24 @@ def paint_cells(xp, out, gi, r, c, colours):
 
 def _distances(xp, pull):
     """For every cell, the distance to the nearest ``pull`` cell strictly beyond it in each of the
-    :data:`DIRECTIONS` (``FAR`` where there is none): a (4, n, h, w) array."""
+    :data:`DIRECTIONS` (``FAR`` where there is none): a (4, n, h, w) int16 array."""
     n, h, w = pull.shape
     R, C = coords(xp, h, w)
+    none = xp.int16(FAR * 4)
     out = []
     for dy, dx in DIRECTIONS:
         axis = 1 if dy else 2
-        pos = xp.broadcast_to(R if dy else C, pull.shape)
+        pos = (R if dy else C).astype(xp.int16)
         ahead = dy + dx > 0
         # The nearest pull position at or beyond each cell, then the one strictly beyond it.
-        key = xp.where(pull, -pos if ahead else pos, -FAR * 4)
+        key = xp.where(pull, -pos if ahead else pos, -none)
         if ahead:
             key = xp.flip(key, axis)
         near = cummax(xp, key, axis)
         if ahead:
             near = xp.flip(near, axis)
         near = xp.abs(near)
-        shifted = xp.full_like(near, FAR * 4)
+        shifted = xp.full_like(near, none)
         if axis == 1:
             if ahead:
                 shifted[:, :-1] = near[:, 1:]
@@ -56,9 +56,19 @@ def _distances(xp, pull):
             shifted[:, :, :-1] = near[:, :, 1:]
         else:
             shifted[:, :, 1:] = near[:, :, :-1]
-        dist = xp.abs(shifted - pos)
-        out.append(xp.where(shifted < FAR * 4, xp.minimum(dist, FAR), FAR))
+        out.append(xp.where(shifted < none, xp.minimum(xp.abs(shifted - pos), xp.int16(FAR)), xp.int16(FAR)))
     return xp.stack(out)
+
+
+def _label_minima(xp, lab, keys, total):
+    """Per row of ``keys`` (k, cells) and label of ``lab`` (the cells' labels, 1..total): the
+    smallest key of the label's cells, a (k, total + 1) int32 array (``FAR`` for labels without
+    cells); one scatter for all rows."""
+    k = keys.shape[0]
+    out = xp.full(k * (total + 1), FAR, dtype=xp.int32)
+    index = (xp.arange(k, dtype=xp.int64)[:, None] * (total + 1) + lab[None, :]).ravel()
+    scatter_min(xp, out, index, keys.astype(xp.int32).ravel())
+    return out.reshape(k, total + 1)
 
 
 @primitive(pad="inplace")
@@ -114,9 +124,8 @@ def _slide(xp, g, h, w, c):
     dist = _distances(xp, pull)
     gi, r, cc = xp.nonzero(labels)
     lab = labels[gi, r, cc].astype(xp.int64)
-    nearest = xp.stack([first_last(xp, lab, dist[k, gi, r, cc], total)[0] for k in range(4)])  # (4, labels)
-    edges = (h[gi] - 1 - r, r, cc, w[gi] - 1 - cc)
-    room = xp.stack([first_last(xp, lab, xp.minimum(e, FAR), total)[0] for e in edges])
+    nearest = _label_minima(xp, lab, dist[:, gi, r, cc], total)  # (4, labels)
+    room = _label_minima(xp, lab, xp.minimum(xp.stack((h[gi] - 1 - r, r, cc, w[gi] - 1 - cc)), FAR), total)
     best = nearest.argmin(axis=0)
     step = nearest.min(axis=0) - 1
     step = xp.where(step < FAR - 1, xp.minimum(step, xp.take_along_axis(room, best[None], 0)[0]), 0)

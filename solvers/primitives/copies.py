@@ -11,6 +11,8 @@ from solvers.xp import repeat_index, stable_argsort
 
 # Templates of more cells are not copied (their placements would cost more than they are worth).
 MAX_TEMPLATE_CELLS = 40
+# Template cells checked for a clash before the rest of each placement's cells.
+PRECHECK_CELLS = 4
 
 
 def turn(xp, dy, dx, bh, bw, symmetry):
@@ -102,6 +104,16 @@ def complete_copies(xp, g, h, w, turned):
     cand_gi = p_gi[cand_p]
     fits = (y0 >= 0) & (x0 >= 0) & (y0 + side_h <= h[cand_gi]) & (x0 + side_w <= w[cand_gi])
     keep = xp.nonzero(fits)[0]
+    cand_p, cand_class, sym, t, bh, bw, y0, x0, cand_gi = (
+        a[keep] for a in (cand_p, cand_class, sym, t, bh, bw, y0, x0, cand_gi))
+    # Most placements clash on one of their template's first few cells: those go before every
+    # placement meets every cell of its template.
+    row, k = _expand(xp, xp.minimum(sizes[t], PRECHECK_CELLS).astype(xp.int64))
+    cell = t_start[t[row]] + k
+    dy, dx = turn(xp, t_dy[cell], t_dx[cell], bh[row], bw[row], sym[row])
+    have = g[cand_gi[row], y0[row] + dy, x0[row] + dx]
+    clash = (have != 0) & (have != t_colour[cell])
+    keep = xp.nonzero(xp.bincount(row[clash], minlength=int(t.shape[0])) == 0)[0]
     cand_p, cand_class, sym, t, bh, bw, y0, x0, cand_gi = (
         a[keep] for a in (cand_p, cand_class, sym, t, bh, bw, y0, x0, cand_gi))
     # Every placement against every cell of its template.

@@ -16,37 +16,45 @@ def _largest_block(xp, g):
     Ties: the one whose top-left corner comes first in reading order, then the taller. Returns its
     cells (bool, g's shape); none in a grid that has no such rectangle."""
     n, h, w = g.shape
-    best = xp.full(n, -1, dtype=xp.int64)
-    top, left, height, width = (xp.zeros(n, dtype=xp.int64) for _ in range(4))
-    col = xp.arange(w, dtype=xp.int64)[None, None, :]
-    same_left = g[:, :, 1:] == g[:, :, :-1]
+    best = xp.full(n, -1, dtype=xp.int32)
+    top, left, height, width = (xp.zeros(n, dtype=xp.int32) for _ in range(4))
+    col = xp.arange(w, dtype=xp.int32)[None, None, :]
+    # Rows of the grids still growing (those whose columns hold a segment of the current height).
+    alive = xp.arange(n)
+    grids, same_left = g, g[:, :, 1:] == g[:, :, :-1]
     # seg[:, i, j]: rows i..i+a-1 of column j are all of one colour of the wanted kind.
     seg = g != 0
     for a in range(2, h + 1):
         rows = h - a + 1
-        seg = seg[:, :-1] & (g[:, a - 1:] == g[:, :rows])
-        if not bool(seg.any()):
+        seg = seg[:, :-1] & (grids[:, a - 1:] == grids[:, :rows])
+        growing = seg.any(axis=(1, 2))
+        count = int(growing.sum())
+        if count == 0:
             break
+        if count < 0.75 * int(alive.shape[0]):
+            keep = xp.nonzero(growing)[0]
+            alive, grids, same_left, seg = alive[keep], grids[keep], same_left[keep], seg[keep]
+        m = int(alive.shape[0])
         # A run of columns whose segments join into one a x len block of one colour.
         joined = xp.zeros(seg.shape, dtype=bool)
         joined[:, :, 1:] = seg[:, :, 1:] & seg[:, :, :-1] & same_left[:, :rows]
         end = seg.copy()
         end[:, :, :-1] &= ~joined[:, :, 1:]
-        start = cummax(xp, xp.where(seg & ~joined, col, -1), 2)
+        start = cummax(xp, xp.where(seg & ~joined, col, xp.int32(-1)), 2)
         length = col - start + 1
         ok = end & (length >= 2)
-        pos = xp.arange(rows, dtype=xp.int64)[None, :, None] * w + start
-        score = xp.where(ok, ((a * length) * 1024 + 1023 - pos) * 32 + a, -1).reshape(n, rows * w)
+        pos = xp.arange(rows, dtype=xp.int32)[None, :, None] * w + start
+        score = xp.where(ok, ((a * length) * 1024 + 1023 - pos) * 32 + a, xp.int32(-1)).reshape(m, rows * w)
         k = score.argmax(axis=1)
-        s = score[xp.arange(n), k]
-        better = s > best
-        best = xp.where(better, s, best)
-        r, c = k // w, k % w
-        ln = length.reshape(n, rows * w)[xp.arange(n), k]
-        top = xp.where(better, r, top)
-        left = xp.where(better, c - ln + 1, left)
-        height = xp.where(better, a, height)
-        width = xp.where(better, ln, width)
+        s = score[xp.arange(m), k]
+        better = s > best[alive]
+        at = alive[better]
+        k = k[better]
+        best[at] = s[better]
+        top[at] = (k // w).astype(xp.int32)
+        left[at] = (k % w - length.reshape(m, rows * w)[better, k] + 1).astype(xp.int32)
+        height[at] = a
+        width[at] = length.reshape(m, rows * w)[better, k]
     R, C = coords(xp, h, w)
     return ((best >= 0)[:, None, None] & (R >= per_grid(top)) & (R < per_grid(top + height))
             & (C >= per_grid(left)) & (C < per_grid(left + width)))

@@ -8,7 +8,7 @@ from solvers.padded import Padded
 from solvers.primitives.arrange import colour_column
 from solvers.primitives.objects import label_objects
 from solvers.primitives.regions import enclosed_background
-from solvers.ragged import coords, per_grid, real_mask
+from solvers.ragged import coords, no_result, per_grid, real_mask, scatter_results
 from solvers.xp import stable_argsort
 from solvers.registry import primitive
 
@@ -95,19 +95,28 @@ def gather_dots(xp, g, h, w, order, snake):
     bottom (``columns``), fill a ceil(sqrt(k)) square row by row from the top left, every second
     row right to left when ``snake``; cells past the k-th are 0. Other grids (touching cells, or
     fewer than two) give no result."""
-    n, H, W = g.shape
     solid = g != 0
     touch = (solid[:, 1:, :] & solid[:, :-1, :]).any(axis=(1, 2)) | (solid[:, :, 1:] & solid[:, :, :-1]).any(axis=(1, 2))
     k = solid.sum(axis=(1, 2)).astype(xp.int64)
     s = xp.ceil(xp.sqrt(k.astype(xp.float64))).astype(xp.int64)
-    valid = ~touch & (k >= 2) & (s <= MAX_SIDE)
+    # Few grids are scattered dots: the gathering runs on those only.
+    idx = xp.nonzero(~touch & (k >= 2) & (s <= MAX_SIDE))[0]
+    if not int(idx.shape[0]):
+        return no_result(xp, g)
+    return scatter_results(xp, g, h, w, idx, _gather(xp, g[idx], solid[idx], k[idx], s[idx], order, snake))
+
+
+def _gather(xp, g, solid, k, s, order, snake) -> Padded:
+    """:func:`gather_dots` on grids of scattered dots (``solid``: their non-zero cells, ``k`` of
+    them, ``s`` the square's side)."""
+    n, H, W = g.shape
     R, C = coords(xp, H, W)
     place = (R * W + C) if order == "rows" else (C * H + R)
     key = xp.where(solid, place, H * W).reshape(n, H * W)
     taken = min(H * W, MAX_SIDE * MAX_SIDE)
     idx = stable_argsort(xp, key, axis=1)[:, :taken]
     vals = xp.take_along_axis(g.reshape(n, H * W), idx, axis=1)
-    side = max(1, min(MAX_SIDE, int(xp.where(valid, s, 1).max()) if n else 1))
+    side = max(1, min(MAX_SIDE, int(s.max())))
     Ro, Co = coords(xp, side, side)
     ss = per_grid(s)
     col = xp.where(Ro % 2 == 1, ss - 1 - Co, Co) if snake else Co
@@ -115,7 +124,7 @@ def gather_dots(xp, g, h, w, order, snake):
     inside = (Ro < ss) & (Co < ss) & (at < per_grid(k))
     out = xp.take_along_axis(vals, xp.clip(at, 0, taken - 1).reshape(n, side * side), axis=1)
     out = xp.where(inside, out.reshape(n, side, side), g.dtype.type(0))
-    return Padded(out, xp.where(valid, s, 1), xp.where(valid, s, 1), valid)
+    return Padded(out, s, s, xp.ones(n, dtype=bool))
 
 
 @primitive((("enclosing",), ("around_rarest",)), layout="padded")
