@@ -17,11 +17,11 @@ def _as_down(xp, g, direction, fn):
 
 
 def _ray_down(xp, g):
-    h = g.shape[1]
-    rows = xp.arange(h)[None, :, None]
-    last = cummax(xp, xp.where(g != 0, rows, -1), axis=1)
-    filled = xp.take_along_axis(g, xp.maximum(last, 0), axis=1)
-    return xp.where((g == 0) & (last >= 0), filled, g)
+    # Each cell takes the colour of the last non-zero cell at or above it: the running maximum of
+    # row * 16 + colour carries that colour in its low bits.
+    rows = xp.arange(g.shape[1], dtype=xp.int16)[None, :, None]
+    last = cummax(xp, xp.where(g != 0, rows * 16 + g, xp.int16(0)), axis=1)
+    return xp.where(g == 0, (last & 15).astype(g.dtype), g)
 
 
 @primitive((("down",), ("up",), ("left",), ("right",)), layout="padded")

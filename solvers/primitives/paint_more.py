@@ -131,6 +131,16 @@ def direction_codes(xp, g):
     return out
 
 
+def _column_codes(xp, g):
+    """Each column of the stack as a few int64 codes, 15 cells of 4 bits each (n, codes, W): two
+    columns are equal exactly when their codes are."""
+    n, H, W = g.shape
+    codes = xp.zeros((n, (H + 14) // 15, W), dtype=xp.int64)
+    for r in range(H):
+        codes[:, r // 15] |= g[:, r].astype(xp.int64) << (4 * (r % 15))
+    return codes
+
+
 def _extend_columns(xp, g, h, w, tile):
     """:func:`extend_period` ``across`` (columns repeat), on a stack of real sides ``h`` x ``w``."""
     n, H, W = g.shape
@@ -141,9 +151,10 @@ def _extend_columns(xp, g, h, w, tile):
     period = last - first + 1                                    # the content as one tile
     if tile == "period":
         found = xp.zeros(n, dtype=bool)
+        columns = _column_codes(xp, g)
         for p in range(1, W):
             # Columns p apart agree wherever both lie inside the content.
-            same = (g[:, :, :-p] == g[:, :, p:]).all(axis=1)     # (n, W - p)
+            same = (columns[:, :, :-p] == columns[:, :, p:]).all(axis=1)  # (n, W - p)
             inside = (C[:, 0, :W - p] >= first[:, None]) & (C[:, 0, :W - p] + p <= last[:, None])
             agree = (same | ~inside).all(axis=1) & ~found & (p < period)
             period = xp.where(agree, p, period)

@@ -5,6 +5,7 @@ import numpy as np
 
 from solvers import fused, kernels
 from solvers.primitives.colour import COLOURS
+from solvers.padded import Padded
 from solvers.ragged import coords, keep_lines, per_grid, real_mask, remap, same_shape, transposed
 from solvers.registry import primitive
 from solvers.stack_cache import per_stack
@@ -106,11 +107,8 @@ def overlay_halves(xp, g, h, w, axis, op):
         return fused.overlay_halves(xp, g, h, w, axis, op)
     if axis == "ud":
         return transposed(overlay_halves(xp, g.transpose(0, 2, 1), w, h, "lr", op))
-    n, H, W = g.shape
     half = w // 2
-    R, C = coords(xp, H, max(1, W // 2))
-    a = remap(xp, g, h, half, H, W // 2, R, C, valid=w >= 2)
-    b = remap(xp, g, h, half, H, W // 2, R, per_grid(w - half) + C).arr
+    a, b = per_stack(g, ("left and right halves",), lambda: _left_right(xp, g, h, w))
     sa, sb = a.arr != 0, b != 0
     zero = g.dtype.type(0)
     if op == "and":
@@ -121,8 +119,17 @@ def overlay_halves(xp, g, h, w, axis, op):
         out = xp.where(sa ^ sb, xp.where(sa, a.arr, b), zero)
     else:
         out = xp.where(~sa & ~sb, g.dtype.type(1), zero)
-    a.arr = xp.where(real_mask(xp, out, h, half), out, zero)
-    return a
+    return Padded(xp.where(real_mask(xp, out, h, half), out, zero), a.h, a.w, a.valid)
+
+
+def _left_right(xp, g, h, w):
+    """The left and right halves of each grid (the middle column of an odd width in neither): the
+    left as a result (none for grids one column wide), the right as a stack."""
+    H, W = g.shape[1:]
+    half = w // 2
+    R, C = coords(xp, H, max(1, W // 2))
+    left = remap(xp, g, h, half, H, W // 2, R, C, valid=w >= 2)
+    return left, remap(xp, g, h, half, H, W // 2, R, per_grid(w - half) + C).arr
 
 
 def _changed_rows(xp, g):
