@@ -770,3 +770,53 @@ extern "C" __global__ void rotations_4(const unsigned char* g, const long long* 
     }
     out[t] = v;
 }
+
+// rects.keep_largest_block: one block per grid. down[k]: how many cells from cell k downwards
+// share its non-zero colour. Thread r scans the rectangles whose top row is r: for each height
+// a >= 2, the runs of columns (of one colour) whose down >= a, scored as the array calls score
+// them, ((a * length) * 1024 + 1023 - (r * W + start)) * 32 + a; the block keeps the highest
+// score, which encodes the rectangle.
+extern "C" __global__ void keep_largest_block(const unsigned char* g, unsigned char* out, int H, int W) {
+    __shared__ unsigned char cell[1024], down[1024];
+    __shared__ int best;
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    for (int k = t; k < cells; k += blockDim.x) cell[k] = g[i * cells + k];
+    if (t == 0) best = -1;
+    __syncthreads();
+    if (t < W) {
+        int run = 0;
+        for (int r = H - 1; r >= 0; --r) {
+            unsigned char v = cell[r * W + t];
+            run = v == 0 ? 0 : (r + 1 < H && cell[(r + 1) * W + t] == v ? run + 1 : 1);
+            down[r * W + t] = (unsigned char)run;
+        }
+    }
+    __syncthreads();
+    if (t < H) {
+        int mine = -1;
+        for (int a = 2; a <= H - t; ++a) {
+            int start = 0, length = 0;
+            for (int c = 0; c < W; ++c) {
+                int k = t * W + c;
+                if (down[k] < a) { length = 0; continue; }
+                if (length > 0 && cell[k] == cell[k - 1]) ++length;
+                else { start = c; length = 1; }
+                bool ends = c + 1 == W || down[k + 1] < a || cell[k + 1] != cell[k];
+                if (ends && length >= 2) {
+                    int score = ((a * length) * 1024 + 1023 - (t * W + start)) * 32 + a;
+                    if (score > mine) mine = score;
+                }
+            }
+        }
+        if (mine >= 0) atomicMax(&best, mine);
+    }
+    __syncthreads();
+    int s = best, a = s % 32, pos = 1023 - (s / 32) % 1024;
+    int length = s >= 0 ? s / 32 / 1024 / a : 0, top = pos / W, left = pos % W;
+    for (int k = t; k < cells; k += blockDim.x) {
+        int r = k / W, c = k % W;
+        bool inside = s >= 0 && r >= top && r < top + a && c >= left && c < left + length;
+        out[i * cells + k] = inside ? cell[k] : 0;
+    }
+}

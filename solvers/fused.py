@@ -216,6 +216,16 @@ def rays(xp, g, directions):
     return _line_draw(xp, g, False, dirs=dirs, count=len(directions))
 
 
+def keep_largest_block(xp, g):
+    """``rects.keep_largest_block`` on a uint8 stack, one block of 32 threads per grid."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if n:
+        _kernel("keep_largest_block")((n,), (32,), (g, out, np.int32(H), np.int32(W)))
+    return out
+
+
 _MIRRORS = {"lr": 0, "ud": 1, "rot180": 2, "diag": 3, "all": 4}
 
 

@@ -6,6 +6,7 @@ per grid.
 """
 from __future__ import annotations
 
+from solvers import fused, kernels
 from solvers.ragged import coords, per_grid
 from solvers.registry import primitive
 from solvers.xp import cummax
@@ -65,4 +66,6 @@ def keep_largest_block(xp, g):
     """Keep only the largest rectangle of one non-zero colour (by cell count, both sides 2 or
     more; ties: the one whose top-left corner comes first in reading order, then the taller);
     everything else becomes 0. Grids with none become all 0."""
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        return fused.keep_largest_block(xp, g)
     return xp.where(_largest_block(xp, g), g, g.dtype.type(0))
