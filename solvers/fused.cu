@@ -820,3 +820,86 @@ extern "C" __global__ void keep_largest_block(const unsigned char* g, unsigned c
         out[i * cells + k] = inside ? cell[k] : 0;
     }
 }
+
+// attract.slide_to_colour for colour c: one block per grid. The objects (8 neighbours, any
+// colours but c) are labelled by their lowest cell index; each cell gives its object the
+// distance to the nearest cell of c beyond it in each direction (down, up, left, right; 63 for
+// none) and to the grid's edge; the object moves in the direction nearest to c (ties in that
+// order), one cell short of it or to the edge. Where moved cells meet, the highest colour.
+extern "C" __global__ void slide_to_colour(const unsigned char* g, const long long* h, const long long* w,
+                                           int H, int W, int c, unsigned char* out) {
+    __shared__ int lab[1024], moved[1024], nearest[4][1024], room[4][1024];
+    __shared__ unsigned char col[1024];
+    __shared__ int holds;
+    const int FAR = 63;
+    const int DY[4] = {1, -1, 0, 0}, DX[4] = {0, 0, -1, 1};
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int hi = (int)h[i], wi = (int)w[i];
+    if (t == 0) holds = 0;
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = g[i * cells + k];
+        if (v == c) atomicOr(&holds, 1);
+        col[k] = v == c ? 0 : v;
+        lab[k] = col[k] ? k : BIG;
+        moved[k] = 0;
+        for (int d = 0; d < 4; ++d) { nearest[d][k] = FAR; room[d][k] = FAR; }
+    }
+    __syncthreads();
+    if (!holds) {
+        for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = g[i * cells + k];
+        return;
+    }
+    while (true) {
+        int changed = 0;
+        for (int k = t; k < cells; k += blockDim.x) {
+            if (!col[k]) continue;
+            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    int yy = y + dy, xx = x + dx;
+                    if ((dy == 0 && dx == 0) || yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                    int nb = yy * W + xx;
+                    if (col[nb] && lab[nb] < best) best = lab[nb];
+                }
+            if (best < lab[k]) { lab[k] = best; changed = 1; }
+        }
+        __syncthreads();
+        for (int k = t; k < cells; k += blockDim.x) {
+            if (!col[k]) continue;
+            int l = lab[k], m = lab[l];
+            while (m < l) { l = m; m = lab[l]; }
+            if (l < lab[k]) { lab[k] = l; changed = 1; }
+        }
+        if (!__syncthreads_or(changed)) break;
+    }
+    for (int k = t; k < cells; k += blockDim.x) {
+        if (!col[k]) continue;
+        int y = cell_row(k, W), x = cell_col(k, W), root = lab[k];
+        int edge[4] = {hi - 1 - y, y, x, wi - 1 - x};
+        for (int d = 0; d < 4; ++d) {
+            int dist = FAR;
+            for (int s = 1, yy = y + DY[d], xx = x + DX[d]; yy >= 0 && yy < H && xx >= 0 && xx < W;
+                 ++s, yy += DY[d], xx += DX[d])
+                if (g[i * cells + yy * W + xx] == c) { dist = s; break; }
+            atomicMin(&nearest[d][root], dist);
+            atomicMin(&room[d][root], edge[d] < FAR ? edge[d] : FAR);
+        }
+    }
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        if (!col[k]) continue;
+        int root = lab[k], best = 0;
+        for (int d = 1; d < 4; ++d) if (nearest[d][root] < nearest[best][root]) best = d;
+        int step = nearest[best][root] - 1;
+        step = step < FAR - 1 ? min(step, room[best][root]) : 0;
+        int y = cell_row(k, W) + DY[best] * step, x = cell_col(k, W) + DX[best] * step;
+        atomicMax(&moved[y * W + x], (int)col[k]);
+    }
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = g[i * cells + k];
+        out[i * cells + k] = moved[k] ? (unsigned char)moved[k] : (v == c ? v : 0);
+    }
+}

@@ -226,6 +226,19 @@ def keep_largest_block(xp, g):
     return out
 
 
+def slide_to_colour(xp, g, h, w, c: int):
+    """``attract.slide_to_colour`` on a zero-padded uint8 stack with real sides ``h``, ``w``: the
+    moved grids (grids without ``c`` copied)."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if n:
+        _kernel("slide_to_colour")((n,), (loop_threads(H * W),),
+                                   (g, per_grid_arg(xp, h, n), per_grid_arg(xp, w, n), np.int32(H), np.int32(W),
+                                    np.int32(c), out))
+    return out
+
+
 _MIRRORS = {"lr": 0, "ud": 1, "rot180": 2, "diag": 3, "all": 4}
 
 

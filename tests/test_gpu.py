@@ -730,7 +730,7 @@ def _structured_stack(rng, n: int, H: int, W: int):
 FUSED = ("repair_symmetry", "largest_object", "smallest_object", "keep_largest_object",
          "remove_largest_object", "rarest_color_object", "fill_enclosed", "crop_period", "connect",
          "halo", "overlay_halves", "dedup_lines", "compress", "mark_hollow", "cell_summary", "rays", "symmetrize",
-         "crop_content", "complete_period", "keep_largest_block",
+         "crop_content", "complete_period", "keep_largest_block", "slide_to_colour",
          # colour counts (a kernel, shared per stack)
          "keep_majority_color", "keep_minority_color", "invert", "majority_cell", "colour_column",
          "upscale_by_colours", "fractal_by_major", "crop_minority")

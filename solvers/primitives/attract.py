@@ -2,6 +2,7 @@
 what pulls them (the larger object of a dot's colour, the cells of one colour)."""
 from __future__ import annotations
 
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.ragged import Padded, coords
 from solvers.registry import primitive
@@ -107,6 +108,8 @@ def slide_to_colour(xp, g, h, w, c):
     one of its cells is closest (ties: down, up, left, right), whatever lies between, stopping at
     the grid's edge if that comes first. Objects with no cell of ``c`` in any of their rows or
     columns stay."""
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        return Padded(fused.slide_to_colour(xp, g, h, w, c), h, w, xp.ones(g.shape[0], dtype=bool))
     # Only the grids that hold ``c`` change: the others are copied, and the work runs on these.
     holding = xp.nonzero((g == c).any(axis=(1, 2)))[0]
     out = g.copy()
