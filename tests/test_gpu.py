@@ -511,6 +511,22 @@ def test_scoring_kernels_give_every_absorb_the_array_calls_scores(dev, monkeypat
     assert checked["absorbs"] > 2 and checked["tables"] > 0 and checked["solved"] > 0, checked
 
 
+@pytest.mark.parametrize("table", [{1: 5, 2: 5, 3: 5, 6: 6}, {1: 5, 2: 5, 3: 3, 6: 6}, {1: 0, 2: 0, 3: 0}])
+def test_colour_tables_for_unseen_colours_identical_on_numpy_and_cupy(dev, table):
+    """The score_states kernel sends a colour no train grid holds where the array calls send it
+    (where most seen colours go, or nowhere), on a search whose best state learns the table."""
+    from test_search import _recoloured_task
+
+    from pipeline.search.shards import run_search
+
+    task = _recoloured_task(table, 4)
+    with dev.reference():
+        cpu = run_search([task], 1)
+    gpu = run_search([task], 1, gpus=[0] if dev.name == "cupy" else None)
+    assert cpu.programs == gpu.programs
+    assert cpu.programs[task.id][0].solved
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_hash_key_set_gives_the_positions_of_sorted_runs(dev, seed):
     """The device's key table (HashKeySet) against the sorted runs (KeySet) on NumPy: batches with

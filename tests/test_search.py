@@ -116,6 +116,31 @@ def test_learned_colour_map_solves_recolouring():
     assert np.array_equal(best.test_outputs[0], answers[0])
 
 
+def _recoloured_task(table: dict, test_colour: int, seed: int = 0):
+    """Train grids of the table's colours recoloured by it; one test grid that also holds
+    ``test_colour``, which no train grid holds."""
+    rng = np.random.default_rng(seed)
+    colours = np.array(sorted(table), dtype=np.uint8)
+    lut = np.arange(10, dtype=np.uint8)
+    for src, dst in table.items():
+        lut[src] = dst
+    grids = [colours[rng.integers(0, len(colours), (5, 6))] * (rng.random((5, 6)) < 0.7) for _ in range(4)]
+    grids = [g.astype(np.uint8) for g in grids]
+    grids[3][0, :] = test_colour
+    return Task("recolour", tuple(grids[:3]), tuple(lut[g] for g in grids[:3]), (grids[3],))
+
+
+@pytest.mark.parametrize("table, unseen_to", [({1: 5, 2: 5, 3: 5, 6: 6}, 5), ({1: 5, 2: 5, 3: 3, 6: 6}, 4)])
+def test_learnt_colour_table_sends_unseen_colours_where_most_seen_ones_go(table, unseen_to):
+    """A colour no train grid holds (4) goes where three or more, and most, of the seen non-zero
+    colours go ("every object 5"); with fewer agreeing it keeps its colour."""
+    task = _recoloured_task(table, 4)
+    search = _solve([task], 0)
+    best = search.boards[0][0]
+    assert best.solved and best.mapping.get(4, 4) == unseen_to
+    assert (best.test_outputs[0][task.test_inputs[0] == 4] == unseen_to).all()
+
+
 def test_unsolvable_task_still_ranks_partial_credit():
     rng = np.random.default_rng(5)
     grids = [_random_grid(rng, 5, 5) for _ in range(4)]

@@ -362,7 +362,7 @@ extern "C" __global__ void score_cells(const unsigned char* cells, const long lo
 // score_states: one thread per state; what Search._score gives a new state (other states get
 // zeros): solved, exact matches, score, rank, and where it has a slot its colour table (each
 // source colour to its most frequent output colour, the first on ties; unseen colours to
-// themselves; ``mapping`` may be null when no state has a slot) and whether that table is
+// themselves or to the colour most seen colours take; ``mapping`` may be null when no state has a slot) and whether that table is
 // consistent (every source colour seen with one output colour only).
 extern "C" __global__ void score_states(long long S, const bool* is_new, const long long* task,
                                         const long long* n_train, const int* n_exact_in,
@@ -378,6 +378,8 @@ extern "C" __global__ void score_states(long long S, const bool* is_new, const l
     long long sl = slot[s];
     if (sl >= 0) {
         ok = true;
+        int votes[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, seen_colours = 0;
+        bool held[10];
         for (int c = 0; c < 10; ++c) {
             const int* row = hist + sl * 100 + c * 10;
             int best = 0, seen = 0;
@@ -386,8 +388,16 @@ extern "C" __global__ void score_states(long long S, const bool* is_new, const l
                 if (row[d] > row[best]) best = d;
             }
             ok = ok && seen <= 1;
-            mapping[s * 10 + c] = row[best] > 0 ? best : c;
+            held[c] = row[best] > 0;
+            mapping[s * 10 + c] = held[c] ? best : c;
+            if (c > 0 && held[c]) { ++votes[best]; ++seen_colours; }
         }
+        // Unseen non-zero colours take the colour that MIN_DEFAULT_VOTES or more, and more than
+        // half, of the seen non-zero colours take (scoring._colour_tables).
+        int common = 0;
+        for (int d = 1; d < 10; ++d) if (votes[d] > votes[common]) common = d;
+        if (votes[common] >= MIN_DEFAULT_VOTES && 2 * votes[common] > seen_colours)
+            for (int c = 1; c < 10; ++c) if (!held[c]) mapping[s * 10 + c] = common;
     } else if (mapping) {
         for (int c = 0; c < 10; ++c) mapping[s * 10 + c] = 0;
     }

@@ -36,13 +36,16 @@ HASH_LANES = 8
 def source() -> str:
     """The CUDA source of this module's kernels, as it is compiled."""
     return (f"#define HASH_LANES {HASH_LANES}\n#define MERGE_PARTS {MERGE_PARTS}\n#define CROP_ROWS {CROP_ROWS}\n"
-            + _SPLITMIX + _SOURCE)
+            f"#define MIN_DEFAULT_VOTES {MIN_DEFAULT_VOTES}\n" + _SPLITMIX + _SOURCE)
 
 
 # Parts of concat_items joined per launch of merge_items, and buckets' results per launch of
 # crop_sides: the most rows of their tables, which the kernels keep in shared memory.
 MERGE_PARTS = 32
 CROP_ROWS = 64
+# A learnt colour table sends the colours no train grid holds where this many (and more than half)
+# of the seen non-zero colours go (scoring._colour_tables).
+MIN_DEFAULT_VOTES = 3
 
 
 @functools.lru_cache(maxsize=None)

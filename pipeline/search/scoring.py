@@ -150,12 +150,20 @@ def _pick_rows(xp, first, a, b):
 def _colour_tables(xp, num_states: int, cand, hist):
     """Per-state colour tables learnt from the (grid colour, output colour) histograms ``hist`` of
     the states ``cand``: ``(tables (S, 10) int or None, ok (S,) bool)``, ``ok`` where every source
-    colour maps to exactly one target colour across all train pairs."""
+    colour maps to exactly one target colour across all train pairs. Colours that no train grid
+    holds keep their colour, or take the one that most seen colours take (see below)."""
     ok = xp.zeros(num_states, dtype=bool)
     if int(cand.shape[0]) == 0:
         return None, ok
     consistent = ((hist > 0).sum(axis=2) <= 1).all(axis=1)
-    table = xp.where(hist.sum(axis=2) > 0, hist.argmax(axis=2), xp.arange(10)[None, :])
+    seen = hist.sum(axis=2) > 0
+    table = xp.where(seen, hist.argmax(axis=2), xp.arange(10)[None, :])
+    # A colour no train grid holds stays, unless three or more of the non-zero colours seen, and
+    # more than half of them, go to one colour: then it goes there too ("every object blue").
+    votes = (seen[:, 1:, None] & (table[:, 1:, None] == xp.arange(10)[None, None, :])).sum(axis=1)
+    common, top = votes.argmax(axis=1), votes.max(axis=1)
+    default = (top >= kernels.MIN_DEFAULT_VOTES) & (2 * top > seen[:, 1:].sum(axis=1))
+    table[:, 1:] = xp.where(~seen[:, 1:] & default[:, None], common[:, None], table[:, 1:])
     ok[cand] = consistent
     tables = xp.zeros((num_states, 10), dtype=xp.int64)
     tables[cand] = table
