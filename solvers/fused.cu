@@ -851,29 +851,7 @@ extern "C" __global__ void slide_to_colour(const unsigned char* g, const long lo
         for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = g[i * cells + k];
         return;
     }
-    while (true) {
-        int changed = 0;
-        for (int k = t; k < cells; k += blockDim.x) {
-            if (!col[k]) continue;
-            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    int yy = y + dy, xx = x + dx;
-                    if ((dy == 0 && dx == 0) || yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
-                    int nb = yy * W + xx;
-                    if (col[nb] && lab[nb] < best) best = lab[nb];
-                }
-            if (best < lab[k]) { lab[k] = best; changed = 1; }
-        }
-        __syncthreads();
-        for (int k = t; k < cells; k += blockDim.x) {
-            if (!col[k]) continue;
-            int l = lab[k], m = lab[l];
-            while (m < l) { l = m; m = lab[l]; }
-            if (l < lab[k]) { lab[k] = l; changed = 1; }
-        }
-        if (!__syncthreads_or(changed)) break;
-    }
+    label_shared(col, lab, H, W, 8, 0);
     for (int k = t; k < cells; k += blockDim.x) {
         if (!col[k]) continue;
         int y = cell_row(k, W), x = cell_col(k, W), root = lab[k];

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from solvers.padded import Padded
-from solvers.kernels import CELL_INDEX, block_threads, loop_threads, per_grid_arg, thread_launch
+from solvers.kernels import LABEL_SHARED, block_threads, loop_threads, per_grid_arg, thread_launch
 
 # The kernels' CUDA source is fused.cu beside this file.
-_SOURCE = CELL_INDEX + "\n" + Path(__file__).with_name("fused.cu").read_text()
+_SOURCE = LABEL_SHARED + "\n" + Path(__file__).with_name("fused.cu").read_text()
 
 
 @functools.lru_cache(maxsize=None)

@@ -85,36 +85,7 @@ extern "C" __global__ void object_roots(const unsigned char* g, int* local, int*
         lab[k] = v ? k : BIG; col[k] = v; count[k] = 0;
     }
     __syncthreads();
-    while (true) {
-        int changed = 0;
-        for (int k = t; k < cells; k += blockDim.x) {
-            unsigned char v = col[k];
-            if (!v) continue;
-            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
-            for (int dy = -1; dy <= 1; ++dy) {
-                for (int dx = -1; dx <= 1; ++dx) {
-                    if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
-                    int yy = y + dy, xx = x + dx;
-                    if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
-                    int nb = yy * W + xx;
-                    if (col[nb] == 0 || (by_colour && col[nb] != v)) continue;
-                    int lv = lab[nb];
-                    if (lv < best) best = lv;
-                }
-            }
-            if (best < lab[k]) { lab[k] = best; changed = 1; }
-        }
-        __syncthreads();
-        // Pointer jumping: a label is the index of a cell of the same object, whose own label is
-        // no larger; following them shortens chains (few rounds instead of one per cell of path).
-        for (int k = t; k < cells; k += blockDim.x) {
-            if (!col[k]) continue;
-            int l = lab[k], m = lab[l];
-            while (m < l) { l = m; m = lab[l]; }
-            if (l < lab[k]) { lab[k] = l; changed = 1; }
-        }
-        if (!__syncthreads_or(changed)) break;
-    }
+    label_shared(col, lab, H, W, conn, by_colour);
     // Object sizes, counted in shared memory: the root cell of each object holds its size. The
     // objects' numbers: each root's rank among the grid's roots (block-wide prefix counts over
     // the cells, blockDim.x at a time).

@@ -33,8 +33,48 @@ __device__ __forceinline__ int cell_row(int k, int w) {
 __device__ __forceinline__ int cell_col(int k, int w) { return k - cell_row(k, w) * w; }
 """
 
+# A block's labelling of the grid it holds in shared memory (``object_roots``, ``slide_to_colour``):
+# on entry lab[k] is k on object cells (col[k] != 0) and above every index elsewhere; on return each
+# object cell holds the lowest cell index of its object (4 or 8 neighbours; of one colour when
+# by_colour). Every thread of the block must call it.
+LABEL_SHARED = CELL_INDEX + r"""
+__device__ void label_shared(const unsigned char* col, int* lab, int H, int W, int conn, int by_colour) {
+    int cells = H * W, t = threadIdx.x;
+    while (true) {
+        int changed = 0;
+        for (int k = t; k < cells; k += blockDim.x) {
+            unsigned char v = col[k];
+            if (!v) continue;
+            int y = cell_row(k, W), x = cell_col(k, W), best = lab[k];
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dx = -1; dx <= 1; ++dx) {
+                    if ((dy == 0 && dx == 0) || (conn == 4 && dy != 0 && dx != 0)) continue;
+                    int yy = y + dy, xx = x + dx;
+                    if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                    int nb = yy * W + xx;
+                    if (col[nb] == 0 || (by_colour && col[nb] != v)) continue;
+                    int lv = lab[nb];
+                    if (lv < best) best = lv;
+                }
+            }
+            if (best < lab[k]) { lab[k] = best; changed = 1; }
+        }
+        __syncthreads();
+        // Pointer jumping: a label is the index of a cell of the same object, whose own label is
+        // no larger; following them shortens chains (few rounds instead of one per cell of path).
+        for (int k = t; k < cells; k += blockDim.x) {
+            if (!col[k]) continue;
+            int l = lab[k], m = lab[l];
+            while (m < l) { l = m; m = lab[l]; }
+            if (l < lab[k]) { lab[k] = l; changed = 1; }
+        }
+        if (!__syncthreads_or(changed)) break;
+    }
+}
+"""
+
 # The kernels' CUDA source is kernels.cu beside this file.
-_SOURCE = CELL_INDEX + "\n" + Path(__file__).with_name("kernels.cu").read_text()
+_SOURCE = LABEL_SHARED + "\n" + Path(__file__).with_name("kernels.cu").read_text()
 
 _THREADS = 256
 
