@@ -38,7 +38,7 @@ __device__ __forceinline__ int cell_col(int k, int w) { return k - cell_row(k, w
 # object cell holds the lowest cell index of its object (4 or 8 neighbours; of one colour when
 # by_colour). Every thread of the block must call it.
 LABEL_SHARED = CELL_INDEX + r"""
-__device__ void label_shared(const unsigned char* col, int* lab, int H, int W, int conn, int by_colour) {
+__device__ __forceinline__ void label_shared(const unsigned char* col, int* lab, int H, int W, int conn, int by_colour) {
     int cells = H * W, t = threadIdx.x;
     while (true) {
         int changed = 0;
