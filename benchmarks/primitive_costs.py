@@ -5,7 +5,8 @@ search would expand at level ``--level``, and times ``Search._apply`` (the trans
 buckets, hashing and result layout) on it for every transform. On a GPU it uses
 ``cupyx.profiler.benchmark``, which reports the host's time (Python and kernel launches) and the
 device's time (CUDA events) separately: a transform whose device time is far below its host time
-is bound by launches, one whose device time dominates is bound by the GPU's work. As in a search,
+is bound by launches, one whose device time dominates is bound by the GPU's work. On the CPU the
+"alone" column is the primitive's own share of the host time (without hashing and layout). As in a search,
 the transforms share the block's analyses (labellings, enclosed background, colour counts: see
 ``solvers.stack_cache``); those are timed on their own first.
 
@@ -74,10 +75,15 @@ def main() -> None:
           f"{len(lay.buckets)} size buckets")
 
     def primitive_only(tr):
-        """The transform alone on every size bucket (what _apply adds is hashing and layout)."""
+        """The transform alone, called as ``Search._apply`` calls it (what _apply adds is hashing
+        and layout): on every size bucket, or on the CPU's path once per exact shape group."""
         if tr.primitive.elementwise:
             return tr(xp, items.cells.reshape(1, 1, -1))
-        return [tr.padded(xp, lay.stack(b), items.h[b[2]], items.w[b[2]]) for b in lay.buckets]
+        if tr.primitive.pad or (tr.primitive.layout == "padded" and search.bucket_all):
+            return [tr.padded(xp, lay.stack(b), items.h[b[2]], items.w[b[2]]) for b in lay.buckets]
+        bound = tr.max_sides
+        return [tr(xp, items.view(group)) for group in items.groups
+                if bound is None or (group[0] <= bound[0] and group[1] <= bound[1])]
 
     def shared_analyses():
         """What the transforms of a block share (stack_cache): labellings, enclosed background,
@@ -96,13 +102,16 @@ def main() -> None:
 
     def measure(tr):
         """Host and device seconds of ``_apply`` of one transform, and of the primitive alone."""
-        if not args.gpu:
-            times = []
+        if not args.gpu:  # no device time; "alone" is the primitive's share of the host time
+            applied, alone = [], []
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
                 search._apply(block, tr)
-                times.append(time.perf_counter() - t0)
-            return tr.name, float(np.median(times)), float("nan"), float("nan")
+                t1 = time.perf_counter()
+                primitive_only(tr)
+                applied.append(t1 - t0)
+                alone.append(time.perf_counter() - t1)
+            return tr.name, float(np.median(applied)), float("nan"), float(np.median(alone))
         res = benchmark(search._apply, (block, tr), n_repeat=args.repeat, n_warmup=1)
         host, dev = float(np.median(res.cpu_times)), float(np.median(res.gpu_times[0]))
         res = benchmark(primitive_only, (tr,), n_repeat=args.repeat, n_warmup=1)
@@ -115,7 +124,8 @@ def main() -> None:
     dev_sum = sum(r[2] for r in rows)
     print(f"all {len(rows)} transforms: host {host_sum:.3f} s, device {dev_sum:.3f} s "
           f"({items.count * len(rows) / max(dev_sum, host_sum):.3g} grid transforms/s)")
-    print(f"device time of the primitives alone (no hashing or layout): {sum(r[3] for r in rows):.3f} s")
+    print(f"{'device' if args.gpu else 'host'} time of the primitives alone (no hashing or layout): "
+          f"{sum(r[3] for r in rows):.3f} s")
     by_name: dict = {}
     for name, host, dev, prim in rows:
         h, d, p, n = by_name.get(name, (0.0, 0.0, 0.0, 0))
