@@ -34,10 +34,11 @@ def as_parts(xp, result, n: int) -> Parts:
         return result
     if isinstance(result, Padded):
         key = xp.where(result.valid, result.h * 64 + result.w, -1)
-        lowest = int(key.min()) if n else -1
-        if n and lowest == int(key.max()):  # most often: every grid valid, one shape
-            hh, ww = divmod(lowest, 64)
-            return Parts([] if lowest < 0 else [(xp.arange(n), result.arr[:, :hh, :ww])])
+        if n and int(key.min()) == int(key.max()):  # most often: every grid valid, one shape
+            if int(key[0]) < 0:
+                return Parts([])
+            hh, ww = divmod(int(key[0]), 64)
+            return Parts([(xp.arange(n), result.arr[:, :hh, :ww])])
         parts = []
         for k in sorted(int(v) for v in xp.unique(key).tolist() if v >= 0):
             hh, ww = divmod(k, 64)

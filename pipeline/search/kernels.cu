@@ -362,8 +362,8 @@ extern "C" __global__ void score_cells(const unsigned char* cells, const long lo
 // score_states: one thread per state; what Search._score gives a new state (other states get
 // zeros): solved, exact matches, score, rank, and where it has a slot its colour table (each
 // source colour to its most frequent output colour, the first on ties; unseen colours to
-// themselves or to the colour most seen colours take; ``mapping`` may be null when no state has a slot) and whether that table is
-// consistent (every source colour seen with one output colour only).
+// themselves or to the colour most seen colours take; ``mapping`` may be null when no state has a
+// slot) and whether that table is consistent (every source colour seen with one output colour only).
 extern "C" __global__ void score_states(long long S, const bool* is_new, const long long* task,
                                         const long long* n_train, const int* n_exact_in,
                                         const unsigned long long* acc, const long long* slot, const int* hist,

@@ -49,13 +49,13 @@ def _largest_block(xp, g):
         k = score.argmax(axis=1)
         s = score[xp.arange(m), k]
         better = s > best[alive]
-        at = alive[better]
-        k = k[better]
+        at, k = alive[better], k[better]
+        run = length.reshape(m, rows * w)[better, k]
         best[at] = s[better]
         top[at] = (k // w).astype(xp.int32)
-        left[at] = (k % w - length.reshape(m, rows * w)[better, k] + 1).astype(xp.int32)
+        left[at] = (k % w - run + 1).astype(xp.int32)
         height[at] = a
-        width[at] = length.reshape(m, rows * w)[better, k]
+        width[at] = run
     R, C = coords(xp, h, w)
     return ((best >= 0)[:, None, None] & (R >= per_grid(top)) & (R < per_grid(top + height))
             & (C >= per_grid(left)) & (C < per_grid(left + width)))
