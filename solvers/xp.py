@@ -76,6 +76,23 @@ def repeat_index(xp, counts, total: int | None = None):
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
 
 
+def run_positions(xp, run_starts, lengths, total: int, source_size: int):
+    """The positions of runs laid end to end: run ``i`` gives ``run_starts[i]``,
+    ``run_starts[i] + 1``, ... (``lengths[i]`` of them), an index into a buffer of ``source_size``
+    elements. Int32 where every position fits, which halves the index's memory traffic.
+    """
+    dtype = xp.int32 if max(total, source_size) < 2**31 else xp.int64
+    lengths = xp.asarray(lengths, dtype=xp.int64)
+    ends = xp.cumsum(lengths)
+    delta = (xp.asarray(run_starts, dtype=xp.int64) - (ends - lengths)).astype(dtype)
+    if xp is np:
+        index = np.repeat(delta, lengths)
+    else:
+        index = delta[repeat_index(xp, lengths, total)]
+    index += xp.arange(total, dtype=dtype)
+    return index
+
+
 def scatter_min(xp, out, index, values) -> None:
     """``out[i] = min(out[i], v)`` for every pair of ``index`` and ``values``, repeated indices
     included, in place (NumPy's ``minimum.at``, ``cupyx.scatter_min``; CuPy takes int32, uint32,

@@ -433,7 +433,7 @@ def test_layout_kernels_match_array_calls(dev, monkeypatch):
     results = []
     for switch in ("0", "1"):  # kernels, then the array calls (on the same GPU layout)
         monkeypatch.setenv("ARCBATT_NO_KERNELS", switch)
-        gpu._padded = gpu._cell_index = None
+        gpu._padded = None
         lay = PaddedLayout(gpu)
         if noise is None:
             noise = dev.asarray(rng.integers(0, 10, lay.size).astype(np.uint8))

@@ -31,6 +31,20 @@ def test_chunked_take_equals_one_step(monkeypatch):
         assert np.array_equal(got, cells[start[i]:start[i] + sizes[i]])
 
 
+def test_padded_layout_places_each_grid_at_its_base_row_by_row():
+    items, cells, sizes, start = _random_items(np.random.default_rng(2), 300)
+    lay = items.padded()
+    buf = lay.scatter(cells)
+    expected = np.zeros(lay.size, dtype=np.uint8)
+    for i in range(items.count):
+        grid = cells[start[i]:start[i] + sizes[i]].reshape(items.h[i], items.w[i])
+        for r in range(items.h[i]):
+            at = int(lay.base[i] + r * lay.pitch[i])
+            expected[at:at + items.w[i]] = grid[r]
+    assert np.array_equal(buf, expected)
+    assert np.array_equal(lay.gather(buf), cells)
+
+
 def test_a_padded_layout_is_freed_with_its_items_without_the_cycle_collector():
     """Items cache their padded layout; the layout must not hold the items strongly, or the pair
     (and their buffers) would wait for Python's cyclic collector, which large arrays do not

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from pipeline.search.device import packed_copy
-from solvers.xp import cummax, cummax_doubling, repeat_index, stable_argsort
+from solvers.xp import cummax, cummax_doubling, repeat_index, run_positions, stable_argsort
 
 
 @settings(max_examples=150, deadline=None)
@@ -21,6 +21,17 @@ def test_cummax_matches_maximum_accumulate(a, axis):
 def test_repeat_index_matches_repeat(counts):
     expected = np.repeat(np.arange(len(counts)), counts)
     assert np.array_equal(repeat_index(np, np.array(counts, dtype=np.int64)), expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 6)), max_size=20), st.booleans())
+def test_run_positions_concatenate_the_runs(runs, wide):
+    starts = np.array([s for s, _ in runs], dtype=np.int64)
+    lengths = np.array([n for _, n in runs], dtype=np.int64)
+    expected = np.concatenate([np.arange(s, s + n) for s, n in runs] + [np.zeros(0, dtype=np.int64)])
+    got = run_positions(np, starts, lengths, int(lengths.sum()), 2**31 if wide else 60)
+    assert got.dtype == (np.int64 if wide else np.int32)
+    assert np.array_equal(got, expected)
 
 
 @settings(max_examples=100, deadline=None)

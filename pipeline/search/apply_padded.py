@@ -7,7 +7,7 @@ from pipeline.search import kernels
 from pipeline.search.absorb import _join
 from pipeline.search.apply import _Waiting
 from pipeline.search.device import HostCopy
-from pipeline.search.problem import Items
+from pipeline.search.problem import Items, pitched_positions
 from solvers import kernels as dsl_kernels
 from solvers.padded import Padded
 
@@ -64,8 +64,7 @@ class PaddedBuckets:
             out.cells = xp.empty(total, dtype=xp.uint8)
             kernels.copy_rows(xp, buf, out.cells, base, width, out.start, w, h, w)
         else:
-            item, pos = out.cell_index_for(total)
-            out.cells = buf[base[item] + (pos // w[item]) * width[item] + pos % w[item]]
+            out.cells = buf[pitched_positions(xp, base, width, h, w, total, int(buf.shape[0]))]
         return out, xp.concatenate(hashes)
 
     def _apply_padded_kernels(self, items: Items, lay, tr):

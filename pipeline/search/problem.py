@@ -20,7 +20,7 @@ from pipeline.search.device import to_host, to_host_all
 from pipeline.search.hashing import GridHasher
 from pipeline.search import kernels
 from solvers import kernels as dsl_kernels
-from solvers.xp import data_address, namespace_of, repeat_index
+from solvers.xp import data_address, namespace_of, repeat_index, run_positions
 
 
 @dataclass
@@ -43,7 +43,6 @@ class Items:
     groups: list | None = None
     represents: int | None = None
     held: Any = field(default=None, repr=False)  # host memory that a queued copy to the device still reads
-    _cell_index: tuple | None = field(default=None, repr=False)
     _padded: "PaddedLayout | None" = field(default=None, repr=False)
 
     @property
@@ -56,20 +55,6 @@ class Items:
         h, w, lo, hi = group
         first = int(self.start[lo]) if hi > lo else 0
         return self.cells[first:first + (hi - lo) * h * w].reshape(hi - lo, h, w)
-
-    def cell_index(self):
-        """Per cell: the index of its grid and its position inside that grid (cached)."""
-        return self.cell_index_for(int(self.cells.shape[0]))
-
-    def cell_index_for(self, total: int):
-        """:meth:`cell_index` for ``total`` cells (usable before ``cells`` is filled in)."""
-        if self._cell_index is None:
-            xp = self.xp
-            sizes = self.h * self.w
-            item = repeat_index(xp, sizes, total)
-            pos = xp.arange(total, dtype=xp.int64) - self.start[item]
-            self._cell_index = (item, pos)
-        return self._cell_index
 
     def padded(self, one_bucket_cells: int | None = None) -> "PaddedLayout":
         """The same grids zero-padded into a few size buckets (cached: the first call's
@@ -116,9 +101,7 @@ class Items:
                 continue
             lo = int(start[a])
             n = int(start[b - 1] + sizes[b - 1]) - lo
-            owner = repeat_index(xp, sizes[a:b], n)
-            idx = src[a:b][owner] + xp.arange(n, dtype=xp.int64) - (start[a:b] - lo)[owner]
-            cells[lo:lo + n] = self.cells[idx]
+            cells[lo:lo + n] = self.cells[run_positions(xp, src[a:b], sizes[a:b], n, int(self.cells.shape[0]))]
 
 
 # Sides of the padded size buckets. The CPU pays per cell, so it pads little (up to 25 buckets);
@@ -133,6 +116,17 @@ BUCKET_SIDES = {"cpu": (5, 10, 15, 20, 30), "gpu": (10, 20, 30)}
 GPU_ONE_BUCKET_CELLS = 400_000_000
 # Cells gathered per step in Items.take: bounds its index temporaries (24 bytes per cell).
 TAKE_CHUNK_CELLS = {"cpu": 8_000_000, "gpu": 100_000_000}
+
+
+def pitched_positions(xp, base, pitch, h, w, total: int, source_size: int):
+    """Where the cells of grids laid end to end row by row (``h``, ``w`` per grid, ``total`` cells)
+    sit in a buffer of ``source_size`` cells that holds grid ``i`` from ``base[i]`` with rows
+    ``pitch[i]`` apart: one run per row, so no per-cell division."""
+    h = xp.asarray(h, dtype=xp.int64)
+    rows = int(h.sum()) if h.shape[0] else 0
+    grid = repeat_index(xp, h, rows)
+    row = xp.arange(rows, dtype=xp.int64) - (xp.cumsum(h) - h)[grid]
+    return run_positions(xp, base[grid] + row * pitch[grid], w[grid], total, source_size)
 
 
 class PaddedLayout:
@@ -200,8 +194,8 @@ class PaddedLayout:
         """For every cell of the items, its place in the padded buffer (array-call path)."""
         if self._dest is None:
             items = self.items
-            item, pos = items.cell_index()
-            self._dest = self.base[item] + (pos // items.w[item]) * self.pitch[item] + pos % items.w[item]
+            self._dest = pitched_positions(items.xp, self.base, self.pitch, items.h, items.w,
+                                           int(items.cells.shape[0]), self.size)
         return self._dest
 
     def scatter(self, cells):

@@ -12,6 +12,7 @@ from pipeline.search.device import is_out_of_memory
 from pipeline.search.pieces import piece_worth
 from pipeline.search.problem import Block, Items
 from solvers import kernels as dsl_kernels
+from solvers.xp import repeat_index, run_positions
 
 
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
@@ -110,8 +111,9 @@ class Scoring:
         """
         xp, p = self.xp, self.problem
         grids = out.take(fit)
-        item, pos = grids.cell_index()
-        at = target_start[item] + pos
+        sizes, total = grids.h * grids.w, int(grids.cells.shape[0])
+        item = repeat_index(xp, sizes, total)
+        at = run_positions(xp, target_start, sizes, total, int(p.target_cells.shape[0]))
         target = p.target_cells[at]
         correct = xp.bincount(item[grids.cells == target], minlength=grids.count)
         cell_slot = slot[item]
