@@ -142,6 +142,11 @@ CASES = [
     case("colormap", ({1: 2, 2: 1, 5: 0},), [[1, 2, 5], [0, 3, 1]], [[2, 1, 0], [0, 3, 2]]),
     case("colormap", ({0: 7},), [[0, 1], [1, 0]], [[7, 1], [1, 7]], "colormap-background"),
     case("colormap", ({},), [[0, 1], [9, 4]], [[0, 1], [9, 4]], "colormap-empty"),
+    # Keys: colour * 16 + 8 above + 4 below + 2 left + 1 right (a non-zero cell that way in its column / row).
+    case("ray_table", ({8: 7},), [[0, 1, 0], [0, 0, 0], [2, 0, 0]], [[0, 1, 0], [0, 7, 0], [2, 0, 0]]),
+    case("ray_table", ({16: 3, 4: 5},), [[0, 1, 0], [0, 0, 0], [2, 0, 0]], [[0, 3, 0], [5, 0, 0], [2, 0, 0]],
+         "ray_table-colour-and-below"),
+    case("ray_table", ({200: 1},), [[0, 1], [1, 0]], RAISES, "ray_table-bad-key"),
     case("paint", ([[0, 2], [0, 0]], [[3, 0], [0, 0]]), [[1, 1], [0, 1]], [[3, 2], [0, 1]]),
     case("paint", ([[0, 2, 0]],), [[1, 1], [0, 1]], RAISES, "paint-other-shape"),
     case("erase", ([[0, 2], [5, 0]],), [[1, 1], [0, 1]], [[0, 1], [0, 0]]),
@@ -441,7 +446,7 @@ def test_every_primitive_has_a_case():
 
 def test_every_enumerated_argument_tuple_has_a_case():
     covered = {(p.values[0], p.values[1]) for p in CASES
-               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "erase", "restore_colours", "constant",
+               if p.values[3] is not RAISES and p.values[0] not in ("colormap", "paint", "erase", "restore_colours", "constant", "ray_table",
                                                                      "fit_to", "tile_to", "mirror_tile_to",
                                                                      "resample_to")}  # dict / grid args
     missing = [str(t) for t in transforms()
@@ -467,7 +472,7 @@ def test_transforms_are_stable_and_named():
 
 def test_primitives_applied_after_the_search_are_not_enumerated():
     assert {"colormap", "paint", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
-            "tile_to", "mirror_tile_to", "resample_to"}.isdisjoint({t.name for t in transforms()})
+            "tile_to", "mirror_tile_to", "resample_to", "ray_table"}.isdisjoint({t.name for t in transforms()})
 
 
 def test_dsl_exports_every_primitive():

@@ -17,6 +17,9 @@ Each mechanism is on by default and can be switched off for an ablation
   followed by one of them;
 - ``templates``: a task's train outputs as constant grids (:mod:`pipeline.search.templates`), the
   bottom layer of a layered composition or, repeated, an answer of their own;
+- ``cell_rules``: each cell's colour looked up by its own colour and by the directions in which its
+  row and column hold a non-zero cell, in a table fitted to the train pairs
+  (:mod:`pipeline.search.cell_rules`);
 - ``sizes``: output-size rules fitted on the train pairs, and size-taking transforms applied to a
   task's candidate chains with the rule's size (:mod:`pipeline.search.sizes`);
 - ``shallower``: the layers, templates and sizes also built from the boards and pieces as they
@@ -32,8 +35,8 @@ from __future__ import annotations
 
 import ast
 
-MECHANISMS = ("layers", "colour_layers", "erasers", "colour_roles", "free_steps", "templates", "sizes",
-              "shallower")
+MECHANISMS = ("layers", "colour_layers", "erasers", "colour_roles", "free_steps", "templates", "cell_rules",
+              "sizes", "shallower")
 # The primitives of the free steps (all their argument values).
 FREE_STEPS = ("crop_content", "crop_minority")
 
@@ -53,6 +56,8 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
         used.append("colour_roles")
     if source and "constant(" in source:
         used.append("templates")
+    if source and "ray_table(" in source:
+        used.append("cell_rules")
     if source and "output_size(" in source:
         used.append("sizes")
     if source and "colormap(" in source:

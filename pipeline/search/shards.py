@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from pipeline.finish.program import FoundProgram
 from pipeline.run.tasks import Task
+from pipeline.search.cell_rules import cell_rule_programs
 from pipeline.search.colour_roles import VARIANT_SUFFIX, merged, restored, role_variant
 from pipeline.search.device import is_out_of_memory, plain_reductions, stage_pinned
 from pipeline.search.driver import Search
@@ -202,7 +203,7 @@ def _board_programs(search, tasks, boards) -> dict:
 
 def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_seconds: dict) -> None:
     """Add the programs of the post-search mechanisms that are on (layers from ``pieces``,
-    templates, sizes) to ``programs``, timing them in ``stage_seconds``."""
+    templates, cell rules, sizes) to ``programs``, timing them in ``stage_seconds``."""
     if pieces is not None:
         t0 = time.perf_counter()
         _add_layered(search, tasks, programs, pieces, templates="templates" in mechanisms,
@@ -210,6 +211,8 @@ def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_sec
         stage_seconds["search.layers"] = stage_seconds.get("search.layers", 0.0) + time.perf_counter() - t0
     if "templates" in mechanisms:
         _add_templates(tasks, programs)
+    if "cell_rules" in mechanisms:
+        _add_cell_rules(tasks, programs)
     if "sizes" in mechanisms:
         t0 = time.perf_counter()
         _add_sized(tasks, programs)
@@ -242,6 +245,16 @@ def _add_templates(tasks, programs: dict) -> None:
     for task in tasks:
         if not any(p.solved for p in programs[task.id]):
             found = template_programs(task)
+            if found:
+                programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
+
+
+def _add_cell_rules(tasks, programs: dict) -> None:
+    """Add the cell-rule program of its train pairs (:func:`pipeline.search.cell_rules.cell_rule_programs`)
+    to each task that no program solves, in rank order."""
+    for task in tasks:
+        if not any(p.solved for p in programs[task.id]):
+            found = cell_rule_programs(task)
             if found:
                 programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
 

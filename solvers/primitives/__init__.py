@@ -10,7 +10,7 @@ from solvers.primitives import parts  # noqa: F401
 from solvers.primitives import tallies  # noqa: F401
 from solvers.primitives import paths  # noqa: F401
 # Applied around found programs, never enumerated: their place does not change the search order.
-from solvers.primitives import layers, roles, sizes  # noqa: F401
+from solvers.primitives import layers, roles, sizes, cell_rules  # noqa: F401
 from solvers.registry import PRIMITIVES, Transform
 
 
