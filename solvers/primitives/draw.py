@@ -35,7 +35,35 @@ def _between(xp, g, axis):
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 
-CONNECT = tuple((axis, marked) for marked in (False, True) for axis in ("h", "hv"))
+def _sheared(xp, g, sign: int):
+    """The stack with its rows moved sideways into a wider zero array, so that each diagonal of
+    ``g`` becomes a column: with ``sign`` 1 row ``r`` moves ``r`` cells right (the down-left
+    diagonals, ``r + c`` constant), with -1 ``H - 1 - r`` cells (the down-right ones)."""
+    n, H, W = g.shape
+    out = xp.zeros((n, H, W + H - 1), dtype=g.dtype)
+    for r in range(H):
+        at = r if sign > 0 else H - 1 - r
+        out[:, r, at:at + W] = g[:, r]
+    return out
+
+
+def _unsheared(xp, s, W: int, sign: int):
+    """:func:`_sheared` undone: the ``(n, H, W)`` stack read back from its sheared form."""
+    H = s.shape[1]
+    return xp.stack([s[:, r, (r if sign > 0 else H - 1 - r):][:, :W] for r in range(H)], axis=1)
+
+
+def _between_diagonals(xp, g):
+    """:func:`_between` along both diagonals (down right over down left where both join a cell).
+    Cells between two cells of one diagonal are cells of the grid: padding never joins them."""
+    line = None
+    for sign in (-1, 1):
+        part = _unsheared(xp, _between(xp, _sheared(xp, g, sign), 1), g.shape[2], sign)
+        line = part if line is None else xp.where(line != 0, line, part)
+    return line
+
+
+CONNECT = tuple((axis, marked) for marked in (False, True) for axis in ("h", "v", "hv", "diagonal"))
 
 
 @primitive(CONNECT, pad="inplace")
@@ -43,15 +71,19 @@ def connect(xp, g, axis, marked):
     """Draw lines between pixels of one colour facing each other across the background.
 
     A background cell whose nearest non-zero cells to the left and to the right (``h``) have the
-    same colour takes that colour; ``hv`` also joins cells above and below, vertical lines crossing
-    over horizontal ones. With ``marked`` the lines get the mark (next colour) instead.
+    same colour takes that colour; ``v`` joins cells above and below instead; ``hv`` both, vertical
+    lines crossing over horizontal ones; ``diagonal`` joins cells along both diagonals (the down-right
+    diagonal over the down-left one). With ``marked`` the lines get the mark (next colour) instead.
     """
-    if kernels.enabled(xp):
+    if kernels.enabled(xp) and axis in ("h", "hv"):
         return fused.connect(xp, g, axis == "hv", marked)
-    line = None
-    for ax in {"h": (2,), "hv": (2, 1)}[axis]:
-        part = _between(xp, g, ax)
-        line = part if line is None else xp.where(part != 0, part, line)
+    if axis == "diagonal":
+        line = _between_diagonals(xp, g)
+    else:
+        line = None
+        for ax in {"h": (2,), "v": (1,), "hv": (2, 1)}[axis]:
+            part = _between(xp, g, ax)
+            line = part if line is None else xp.where(part != 0, part, line)
     if marked:
         line = mark(xp, line)
     return xp.where(line != 0, line, g)
