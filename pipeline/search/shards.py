@@ -210,9 +210,9 @@ def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_sec
                      modes=tuple(mode for mode in MODES if mode in mechanisms))
         stage_seconds["search.layers"] = stage_seconds.get("search.layers", 0.0) + time.perf_counter() - t0
     if "templates" in mechanisms:
-        _add_templates(tasks, programs)
+        _add_answers(tasks, programs, template_programs)
     if "cell_rules" in mechanisms:
-        _add_cell_rules(tasks, programs)
+        _add_answers(tasks, programs, cell_rule_programs)
     if "sizes" in mechanisms:
         t0 = time.perf_counter()
         _add_sized(tasks, programs)
@@ -239,22 +239,13 @@ def _add_layered(search, tasks, programs: dict, piece_boards, templates: bool = 
         programs[tasks[todo[i]].id].insert(0, program)
 
 
-def _add_templates(tasks, programs: dict) -> None:
-    """Add the programs of its repeated train outputs (:func:`pipeline.search.templates.template_programs`)
-    to each task that no program solves, in rank order."""
+def _add_answers(tasks, programs: dict, make) -> None:
+    """Add the programs ``make(task)`` gives (:func:`pipeline.search.templates.template_programs`,
+    :func:`pipeline.search.cell_rules.cell_rule_programs`) to each task that no program solves, in
+    rank order."""
     for task in tasks:
         if not any(p.solved for p in programs[task.id]):
-            found = template_programs(task)
-            if found:
-                programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
-
-
-def _add_cell_rules(tasks, programs: dict) -> None:
-    """Add the cell-rule program of its train pairs (:func:`pipeline.search.cell_rules.cell_rule_programs`)
-    to each task that no program solves, in rank order."""
-    for task in tasks:
-        if not any(p.solved for p in programs[task.id]):
-            found = cell_rule_programs(task)
+            found = make(task)
             if found:
                 programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
 
