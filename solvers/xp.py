@@ -76,6 +76,14 @@ def repeat_index(xp, counts, total: int | None = None):
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
 
 
+def repeat_values(xp, values, counts):
+    """``values[i]`` repeated ``counts[i]`` times, in order (``repeat`` with an array of counts,
+    which CuPy's ``repeat`` does not take)."""
+    if xp is np:
+        return np.repeat(values, counts)
+    return values[repeat_index(xp, counts)]
+
+
 def run_positions(xp, run_starts, lengths, total: int, source_size: int):
     """The positions of runs laid end to end: run ``i`` gives ``run_starts[i]``,
     ``run_starts[i] + 1``, ... (``lengths[i]`` of them), an index into a buffer of ``source_size``

@@ -12,7 +12,7 @@ from pipeline.search.device import is_out_of_memory
 from pipeline.search.pieces import piece_worth
 from pipeline.search.problem import Block, Items
 from solvers import kernels as dsl_kernels
-from solvers.xp import repeat_index, run_positions
+from solvers.xp import repeat_values, run_positions
 
 
 SOLVED_RANK = 100.0    # rank of a solved program of length 0; each step costs 1
@@ -112,13 +112,19 @@ class Scoring:
         xp, p = self.xp, self.problem
         grids = out.take(fit)
         sizes, total = grids.h * grids.w, int(grids.cells.shape[0])
-        item = repeat_index(xp, sizes, total)
         at = run_positions(xp, target_start, sizes, total, int(p.target_cells.shape[0]))
         target = p.target_cells[at]
-        correct = xp.bincount(item[grids.cells == target], minlength=grids.count)
-        cell_slot = slot[item]
-        use = xp.nonzero(cell_slot >= 0)[0]
-        base = cell_slot[use] * 100 + grids.cells[use].astype(xp.int64) * 10
+        # Matching cells per grid: differences of one running count at the grids' ends.
+        running = xp.concatenate((xp.zeros(1, dtype=xp.int64), xp.cumsum(grids.cells == target, dtype=xp.int64)))
+        correct = running[grids.start + sizes] - running[grids.start]
+        # The cells of the grids with a slot (each grid's cells are one run), keyed by slot and colour.
+        slotted = xp.nonzero(slot >= 0)[0]
+        if int(slotted.shape[0]) == grids.count:
+            use = slice(None)
+        else:
+            sub_sizes = sizes[slotted]
+            use = run_positions(xp, grids.start[slotted], sub_sizes, int(sub_sizes.sum()), total)
+        base = repeat_values(xp, slot[slotted] * 100, sizes[slotted]) + grids.cells[use].astype(xp.int64) * 10
 
         def histogram(against):
             return xp.bincount(base + against[use], minlength=num_slots * 100).reshape(num_slots, 10, 10)
