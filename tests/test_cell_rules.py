@@ -71,6 +71,7 @@ def test_the_search_answers_with_the_table_and_not_without_the_mechanism():
     check_solver(source)
     inline(source)
     assert mechanisms_of(source, True) == ["cell_rules"]
+    assert mechanisms_of(source, True, depth=0) == ["cell_rules"]  # not a searched call: no free step
     off = search_shard([task], 1, 0, None, 8000,
                        mechanisms=tuple(m for m in MECHANISMS if m != "cell_rules")).programs[task.id]
     assert not any(p.steps and p.steps[0][0] == "ray_table" for p in off)

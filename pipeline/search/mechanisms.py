@@ -71,9 +71,9 @@ def mechanisms_of(source: str | None, solved: bool, depth: int | None = None) ->
 
 
 # Calls that wrap searched chains without being searched steps themselves (the colour table,
-# layers, colour roles, templates and output sizes).
-_WRAPPERS = {"colormap", "paint", "erase", "normalise_colours", "restore_colours", "constant", "output_size", "fit_to",
-             "tile_to", "mirror_tile_to", "resample_to"}
+# layers, colour roles, templates, cell rules and output sizes).
+_WRAPPERS = {"colormap", "paint", "erase", "normalise_colours", "restore_colours", "constant", "ray_table",
+             "output_size", "fit_to", "tile_to", "mirror_tile_to", "resample_to"}
 
 
 def _assignments(tree) -> dict:
