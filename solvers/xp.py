@@ -76,12 +76,12 @@ def repeat_index(xp, counts, total: int | None = None):
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right").astype(xp.int64)
 
 
-def repeat_values(xp, values, counts):
+def repeat_values(xp, values, counts, total: int | None = None):
     """``values[i]`` repeated ``counts[i]`` times, in order (``repeat`` with an array of counts,
-    which CuPy's ``repeat`` does not take)."""
+    which CuPy's ``repeat`` does not take); ``total``: the counts' sum, when known."""
     if xp is np:
         return np.repeat(values, counts)
-    return values[repeat_index(xp, counts)]
+    return values[repeat_index(xp, counts, total)]
 
 
 def run_positions(xp, run_starts, lengths, total: int, source_size: int):
@@ -93,10 +93,7 @@ def run_positions(xp, run_starts, lengths, total: int, source_size: int):
     lengths = xp.asarray(lengths, dtype=xp.int64)
     ends = xp.cumsum(lengths)
     delta = (xp.asarray(run_starts, dtype=xp.int64) - (ends - lengths)).astype(dtype)
-    if xp is np:
-        index = np.repeat(delta, lengths)
-    else:
-        index = delta[repeat_index(xp, lengths, total)]
+    index = repeat_values(xp, delta, lengths, total)
     index += xp.arange(total, dtype=dtype)
     return index
 

@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.finish.program import FoundProgram
 from pipeline.search.scoring import SOLVED_RANK
 from solvers import dsl
-from solvers.primitives.cell_rules import ray_keys
+from solvers.primitives.cell_rules import RAY_KEYS, ray_keys
 
 
 def cell_rule_programs(task) -> list:
@@ -28,7 +28,7 @@ def cell_rule_programs(task) -> list:
     colours = np.concatenate([o.ravel() for _, o in pairs]).astype(np.int64)
     known, first = np.unique(keys, return_index=True)
     table = colours[first]
-    lookup = np.full(160, -1, dtype=np.int64)
+    lookup = np.full(RAY_KEYS, -1, dtype=np.int64)
     lookup[known] = table
     if (lookup[keys] != colours).any() or (table == known // 16).all():
         return []  # two cells of one key differ, or the table changes nothing

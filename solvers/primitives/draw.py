@@ -75,7 +75,7 @@ def connect(xp, g, axis, marked):
     lines crossing over horizontal ones; ``diagonal`` joins cells along both diagonals (the down-right
     diagonal over the down-left one). With ``marked`` the lines get the mark (next colour) instead.
     """
-    if kernels.enabled(xp) and axis in ("h", "hv"):
+    if kernels.enabled(xp) and axis in ("h", "hv"):  # the fused kernel joins rows, then columns
         return fused.connect(xp, g, axis == "hv", marked)
     if axis == "diagonal":
         line = _between_diagonals(xp, g)
