@@ -16,6 +16,8 @@ import pipeline.search.distinct as distinct_mod
 import pipeline.search.driver as search_mod
 from pipeline.search.leaderboard import LEADERBOARD_SIZE
 from pipeline.search.mechanisms import MECHANISMS
+from pipeline.search.colour_roles import VARIANT_SUFFIX
+from pipeline.search.post_search import split
 from pipeline.search.shards import run_search, search_shard, split_tasks
 from pipeline.search.problem import Problem
 from pipeline.search.blocks import within_budget
@@ -265,6 +267,27 @@ def test_a_deeper_search_keeps_every_program_of_a_search_one_level_shallower(rea
                            mechanisms=tuple(m for m in mechanisms if m != "shallower")).programs
     assert any(p.identity() not in {q.identity() for q in without[task.id]}
                for task in real_tasks for p in shallow[task.id])
+
+
+def test_helper_processes_build_the_same_programs(real_tasks):
+    """The post-search mechanisms built by helper processes (the snapshot's during the last level,
+    the final boards' split between them) give every program that this process builds, in order;
+    the tasks include colour-roles variants, which go with their raw tasks."""
+    here = search_shard(real_tasks, 2, 0, None, 8000)
+    helped = search_shard(real_tasks, 2, 0, None, 8000, helpers=2)
+    assert helped.programs == here.programs
+    assert any(p.layers for programs in here.programs.values() for p in programs)  # the mechanisms built some
+    assert helped.stage_seconds["search.layers"] > 0
+
+
+def test_split_keeps_a_variant_with_its_raw_task_and_balances_the_cost():
+    tasks = [Task(name, (), (), ()) for name in ("a", "b", "b" + VARIANT_SUFFIX, "c", "d")]
+    cost = {"a": 5.0, "b": 2.0, "b" + VARIANT_SUFFIX: 2.0, "c": 3.0, "d": 1.0}
+    groups = split(tasks, 2, lambda t: cost[t.id])
+    assert sorted(t.id for g in groups for t in g) == sorted(cost)
+    assert any({"b", "b" + VARIANT_SUFFIX} <= {t.id for t in g} for g in groups)
+    assert sorted(sum(cost[t.id] for t in g) for g in groups) == [6.0, 7.0]
+    assert len(split(tasks, 9, lambda t: cost[t.id])) == 4  # no more groups than families
 
 
 def test_sharded_engine_matches_single_process(real_tasks):

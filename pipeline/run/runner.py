@@ -17,6 +17,7 @@ from cache import LeaseManager
 from pipeline.run.cache_identity import cache_identity
 from pipeline.finish.cache_records import read_task_record
 from pipeline.run.devices import gpu_count_hint, select_device
+from pipeline.search.post_search import helper_count
 from pipeline.search.shards import ShardWorkers, gpu_slots, run_search, start_processes, warm_up
 from pipeline.run.fingerprint import code_fingerprint
 from pipeline.run.interrupts import exit_code, signal_name, signal_of
@@ -369,7 +370,8 @@ class Run:
                                 shards=self.cpu_shards,
                                 gpus=[g["id"] for g in self.device.gpus] if on_gpu else None,
                                 procs_per_gpu=self.procs_per_gpu,
-                                progress=self.board, workers=self.shard_workers, mechanisms=self.options.mechanisms)
+                                progress=self.board, workers=self.shard_workers, mechanisms=self.options.mechanisms,
+                                helpers=helper_count(self.cpu_shards, len(self.gpu_slots)) if on_gpu else 0)
         finally:
             progress.searched()
         elapsed = time.perf_counter() - t0

@@ -145,6 +145,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self._valid_count = self._no_candidates()  # states with every sample (the candidates), summed on the device
         self.snapshot: Snapshot | None = None  # the boards and pieces after the level before the last (see run)
         self._snapshot_due = False
+        self.on_snapshot = None  # called with the snapshot as soon as it is taken (see run)
 
     def _no_candidates(self):
         return self.xp.zeros(1, dtype=self.xp.int64)
@@ -200,6 +201,8 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self._snapshot_due = False
         self.candidate_outputs.flush()
         self.snapshot = Snapshot([list(board) for board in self.boards], copy.copy(self.pieces))
+        if self.on_snapshot is not None:
+            self.on_snapshot(self.snapshot)
 
     def _expand_level(self, frontier, level, last, deadline, runs):
         # The boards' solved flags decide which states are dropped; the rest of a put-off board

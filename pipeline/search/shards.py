@@ -14,17 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from pipeline.finish.program import FoundProgram
 from pipeline.run.tasks import Task
-from pipeline.search.cell_rules import cell_rule_programs
-from pipeline.search.colour_roles import VARIANT_SUFFIX, merged, restored, role_variant
+from pipeline.search.colour_roles import merged, restored, role_variant
 from pipeline.search.device import is_out_of_memory, plain_reductions, stage_pinned
 from pipeline.search.driver import Search
-from pipeline.search.layers import MODES, compose_layers
 from pipeline.search.mechanisms import MECHANISMS
+from pipeline.search.post_search import Helpers, board_programs, piece_chains
 from pipeline.search.problem import Problem
-from pipeline.search.sizes import sized_programs
-from pipeline.search.templates import template_chains, template_pieces, template_programs
 from solvers.primitives import transforms
 
 
@@ -53,12 +49,14 @@ class EngineResult:
 
 def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_per_task: int,
                  gpu: int | None = None, progress=None, gpu_share: int = 1,
-                 mechanisms: tuple = MECHANISMS) -> EngineResult:
+                 mechanisms: tuple = MECHANISMS, helpers: int = 0) -> EngineResult:
     """Search ``tasks`` together on the CPU (``gpu`` None) or on GPU number ``gpu``, which
     ``gpu_share`` search processes use at once (each sizes its blocks to its share of the memory).
 
     ``deadline`` is a wall-clock time (``time.time()``) after which no new transform starts.
-    ``mechanisms`` names those of :data:`MECHANISMS` to use.
+    ``mechanisms`` names those of :data:`MECHANISMS` to use; ``helpers`` is the number of helper
+    processes that build the post-search mechanisms (:mod:`pipeline.search.post_search`; 0: this
+    process builds them).
     """
     if gpu is None:
         # One BLAS thread per search process: the CPU search already runs a process per core,
@@ -66,14 +64,15 @@ def search_shard(tasks, depth: int, seed: int, deadline: float | None, states_pe
         # core in every process, oversubscribed the machine (2-core VM, two processes, depth 2
         # on 120 tasks: search 13.3 s with it, 7.3 s with one thread; benchmarks/RESULTS.md).
         with threadpool_limits(limits=1, user_api="blas"):
-            return _search(np, tasks, depth, seed, deadline, states_per_task, progress, mechanisms=mechanisms)
+            return _search(np, tasks, depth, seed, deadline, states_per_task, progress, mechanisms=mechanisms,
+                           helpers=helpers)
     import cupy
 
     plain_reductions()
     with cupy.cuda.Device(gpu):
         try:
             return _search(cupy, tasks, depth, seed, deadline, states_per_task, progress,
-                           gpu_block_cells(cupy, gpu_share), mechanisms)
+                           gpu_block_cells(cupy, gpu_share), mechanisms, helpers)
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -118,10 +117,11 @@ def block_cells_for_memory(free: int, total: int, limit: int, gpu_share: int = 1
     return int(min(400_000_000 // max(1, gpu_share), max(2_000_000, share // BYTES_PER_CELL))), share
 
 
-def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None, mechanisms=MECHANISMS):
+def _search(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None, mechanisms=MECHANISMS,
+            helpers: int = 0):
     with objects_frozen():
         return _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells,
-                                mechanisms)
+                                mechanisms, helpers)
 
 
 @contextlib.contextmanager
@@ -138,7 +138,7 @@ def objects_frozen():
 
 
 def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress, block_cells=None,
-                     mechanisms=MECHANISMS):
+                     mechanisms=MECHANISMS, helpers: int = 0):
     start = time.perf_counter()
     variants = {}  # task id -> the task renamed by colour roles, searched beside it
     if "colour_roles" in mechanisms:
@@ -149,23 +149,32 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
                     layers="layers" in mechanisms, free_steps="free_steps" in mechanisms)
     prepared = time.perf_counter()
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
-    stats = search.run(depth, mono_deadline)
-    searched = time.perf_counter()
-    res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,
-                       grid_transforms_computed=stats.grid_transforms_computed,
-                       candidates=stats.candidates, truncated=stats.truncated,
-                       levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
-    res.programs = _board_programs(search, tasks, search.boards)
-    _add_mechanisms(search, tasks, res.programs, search.pieces, mechanisms, res.stage_seconds)
-    if search.snapshot is not None and "shallower" in mechanisms:
-        # What a search one level shallower finds (its boards, and the layers and sizes built
-        # from them) stays found when the deeper levels push it off the boards.
-        shallower = _board_programs(search, tasks, search.snapshot.boards)
-        _add_mechanisms(search, tasks, shallower, search.snapshot.pieces, mechanisms, res.stage_seconds)
-        for task in tasks:
-            found = res.programs[task.id]
-            known = {p.identity() for p in found}
-            found += [p for p in shallower[task.id] if p.identity() not in known]
+    with Helpers(helpers) as pool:
+        shallower = []
+        if "shallower" in mechanisms:
+            # What a search one level shallower finds (its boards, and the layers and sizes built
+            # from them) stays found when the deeper levels push it off the boards. Its mechanisms
+            # start as soon as the snapshot is taken: with helpers, they run during the last level.
+            def build_shallower(snapshot) -> None:
+                found = board_programs(search, tasks, snapshot.boards)
+                shallower.append(pool.submit(tasks, found, piece_chains(search, tasks, found, snapshot.pieces),
+                                             mechanisms, task_cost))
+            search.on_snapshot = build_shallower
+        stats = search.run(depth, mono_deadline)
+        searched = time.perf_counter()
+        res = EngineResult(states=stats.states, grid_transforms=stats.grid_transforms,
+                           grid_transforms_computed=stats.grid_transforms_computed,
+                           candidates=stats.candidates, truncated=stats.truncated,
+                           levels_done=stats.levels_done, stage_seconds=dict(stats.stage_seconds))
+        programs = board_programs(search, tasks, search.boards)
+        final = pool.submit(tasks, programs, piece_chains(search, tasks, programs, search.pieces), mechanisms,
+                            task_cost)
+        res.programs = _add_seconds(res.stage_seconds, *final.result())
+        for built in shallower:
+            found = _add_seconds(res.stage_seconds, *built.result())
+            for task in tasks:
+                known = {p.identity() for p in res.programs[task.id]}
+                res.programs[task.id] += [p for p in found[task.id] if p.identity() not in known]
     for task in originals:
         if task.id in variants:
             variant = restored(task, res.programs.pop(variants[task.id].id))
@@ -183,86 +192,11 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     return res
 
 
-def _board_programs(search, tasks, boards) -> dict:
-    """The programs of ``boards`` (each task's candidates, best first), by task id."""
-    paths = iter(search.table.paths([cand.gid for board in boards[:len(tasks)] for cand in board]))
-    named = [(tr.name, tr.args) for tr in search.transforms]
-    programs = {}
-    for t, task in enumerate(tasks):
-        found = []
-        for cand in boards[t]:
-            steps = [named[i] for i in next(paths)]
-            if cand.mapping is not None:
-                steps.append(("colormap", (dict(cand.mapping),)))
-            # The test outputs stay arrays (see FoundProgram): the few that are used become lists.
-            found.append(FoundProgram(tuple(steps), cand.rank, cand.solved, cand.train_exact, cand.score,
-                                      tuple(cand.test_outputs)))
-        programs[task.id] = found
+def _add_seconds(stage_seconds: dict, programs: dict, seconds: dict) -> dict:
+    """``programs``, after adding ``seconds`` (by stage) to ``stage_seconds``."""
+    for stage, s in seconds.items():
+        stage_seconds[stage] = stage_seconds.get(stage, 0.0) + s
     return programs
-
-
-def _add_mechanisms(search, tasks, programs: dict, pieces, mechanisms, stage_seconds: dict) -> None:
-    """Add the programs of the post-search mechanisms that are on (layers from ``pieces``,
-    templates, cell rules, sizes) to ``programs``, timing them in ``stage_seconds``."""
-    if pieces is not None:
-        t0 = time.perf_counter()
-        _add_layered(search, tasks, programs, pieces, templates="templates" in mechanisms,
-                     modes=tuple(mode for mode in MODES if mode in mechanisms))
-        stage_seconds["search.layers"] = stage_seconds.get("search.layers", 0.0) + time.perf_counter() - t0
-    if "templates" in mechanisms:
-        _add_answers(tasks, programs, template_programs)
-    if "cell_rules" in mechanisms:
-        _add_answers(tasks, programs, cell_rule_programs)
-    if "sizes" in mechanisms:
-        t0 = time.perf_counter()
-        _add_sized(tasks, programs)
-        stage_seconds["search.sizes"] = stage_seconds.get("search.sizes", 0.0) + time.perf_counter() - t0
-
-
-def _add_layered(search, tasks, programs: dict, piece_boards, templates: bool = False, modes: tuple = MODES) -> None:
-    """Add a layered program (:mod:`pipeline.search.layers`) to each task that no plain program solves,
-    stacked from the task's pieces (those of ``piece_boards``, a :class:`~pipeline.search.pieces.PieceBoards`)
-    over the input or a program of its leaderboard (or, with ``templates``, over one of its train
-    outputs: :mod:`pipeline.search.templates`); ``modes``: the ways besides painting a piece may be a
-    layer (:data:`pipeline.search.layers.MODES`)."""
-    todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
-    gids = [piece_boards.gids_of(t) for t in todo]
-    paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
-    named = [(tr.name, tr.args) for tr in search.transforms]
-    pieces = [[tuple(named[i] for i in next(paths)) for _ in task_gids] for task_gids in gids]
-    bottoms = [[p.steps for p in programs[tasks[t].id] if not p.layers] for t in todo]
-    if templates:
-        pieces = [task_pieces + template_pieces(tasks[t]) for t, task_pieces in zip(todo, pieces)]
-        bottoms = [task_bottoms + template_chains(tasks[t]) for t, task_bottoms in zip(todo, bottoms)]
-    found = compose_layers(np, [tasks[t] for t in todo], pieces, bottoms, modes=modes)
-    for i, program in found.items():
-        programs[tasks[todo[i]].id].insert(0, program)
-
-
-def _add_answers(tasks, programs: dict, make) -> None:
-    """Add the programs ``make(task)`` gives (:func:`pipeline.search.templates.template_programs`,
-    :func:`pipeline.search.cell_rules.cell_rule_programs`) to each task that no program solves, in
-    rank order."""
-    for task in tasks:
-        if not any(p.solved for p in programs[task.id]):
-            found = make(task)
-            if found:
-                programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
-
-
-def _add_sized(tasks, programs: dict) -> None:
-    """Add sized programs (:mod:`pipeline.search.sizes`) to each task that no program solves (nor
-    its raw task, for a colour-roles variant), made from the input and its leaderboard's chains."""
-    def solved(task_id):
-        return any(p.solved for p in programs.get(task_id, ()))
-
-    todo = [t for t, task in enumerate(tasks)
-            if not solved(task.id) and not solved(task.id.removesuffix(VARIANT_SUFFIX))]
-    chains = [[p.steps for p in programs[tasks[t].id] if not p.layers and p.sized is None] for t in todo]
-    found = sized_programs([tasks[t] for t in todo], chains)
-    for i, sized in found.items():
-        task_id = tasks[todo[i]].id
-        programs[task_id] = sorted(sized + programs[task_id], key=lambda p: -p.rank)
 
 
 def task_cost(task) -> float:
@@ -319,11 +253,12 @@ def gpu_slots(gpus: list, procs_per_gpu: int = 1) -> list:
 def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = None,
                states_per_task: int = 20_000, shards: int = 1, gpus: list | None = None,
                procs_per_gpu: int = 1, progress=None, workers: "ShardWorkers | None" = None,
-               mechanisms: tuple = MECHANISMS) -> EngineResult:
+               mechanisms: tuple = MECHANISMS, helpers: int = 0) -> EngineResult:
     """Search all ``tasks``: on the GPUs listed in ``gpus`` (``procs_per_gpu`` shards each) or in
     ``shards`` CPU processes (1: in this process). ``workers``, when given for those GPUs, are
     started shard processes to use instead of new ones. ``progress``, a
-    :class:`~pipeline.search.progress.ShardBoard`, receives every shard's counters as it advances."""
+    :class:`~pipeline.search.progress.ShardBoard`, receives every shard's counters as it advances.
+    ``helpers``: each shard's helper processes for the post-search mechanisms (see :func:`search_shard`)."""
     if not tasks:
         return EngineResult()
     slots = gpu_slots(gpus, procs_per_gpu) if gpus else [None] * shards
@@ -332,11 +267,11 @@ def run_search(tasks, depth: int, *, seed: int = 0, deadline: float | None = Non
     if len(groups) == 1 and not (gpus and len(gpus) > 1):
         writer = progress.writers(groups, depth)[0] if progress else None
         return search_shard(groups[0], depth, seed, deadline, states_per_task, devices[0], writer,
-                            mechanisms=mechanisms)
+                            mechanisms=mechanisms, helpers=helpers)
     if workers is not None and workers.slots == slots:
-        return workers.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms)
+        return workers.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms, helpers)
     with ShardWorkers(devices, warm=False) as fresh:
-        return fresh.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms)
+        return fresh.search(groups, depth, seed, deadline, states_per_task, progress, mechanisms, helpers)
 
 
 class ShardWorkers:
@@ -390,18 +325,18 @@ class ShardWorkers:
         return time.perf_counter() - start
 
     def search(self, groups, depth, seed, deadline, states_per_task, progress=None,
-               mechanisms: tuple = MECHANISMS) -> EngineResult:
-        """Search task group i in slot i (at most one group per slot; group 0 in this process);
-        merged results."""
+               mechanisms: tuple = MECHANISMS, helpers: int = 0) -> EngineResult:
+        """Search task group i in slot i (at most one group per slot; group 0 in this process),
+        each with ``helpers`` helper processes (see :func:`search_shard`); merged results."""
         if len(groups) > len(self.slots):
             raise ValueError(f"{len(groups)} task groups for {len(self.slots)} search processes")
         writers = progress.writers(groups, depth) if progress else [None] * len(groups)
         try:
             futures = [pool.schedule(search_shard, args=(g, depth, seed, deadline, states_per_task, dev, writer,
-                                                         self._share(dev), mechanisms))
+                                                         self._share(dev), mechanisms, helpers))
                        for g, pool, dev, writer in zip(groups[1:], self.pools, self.slots[1:], writers[1:])]
             results = [search_shard(groups[0], depth, seed, deadline, states_per_task, self.slots[0], writers[0],
-                                    self._share(self.slots[0]), mechanisms)]
+                                    self._share(self.slots[0]), mechanisms, helpers)]
             if progress:
                 progress.finished(0)
             for fut in futures:
