@@ -34,6 +34,9 @@ class Primitive:
     # its arguments the map's: a GPU applies a run of such transforms in one kernel, straight from
     # the flat layout.
     coord_map: str | None = None
+    # Every result has its input's shape (declared, or implied by ``elementwise`` or ``pad="inplace"``):
+    # the search's last level skips such transforms on states that no result of one can help.
+    keeps_shape: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ class Transform:
 
 
 def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = None, layout: str = "exact",
-              max_sides: Callable | None = None, fill: Callable | None = None, coord_map: str | None = None):
+              max_sides: Callable | None = None, fill: Callable | None = None, coord_map: str | None = None,
+              keeps_shape: bool = False):
     """Decorator: register a batched function ``fn(xp, grids, *args)`` as a DSL primitive.
 
     ``elementwise`` declares that each output cell depends on its input cell alone, so the search
@@ -104,6 +108,8 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
     ``coord_map`` names the coordinate map of :data:`solvers.coord_maps.COORD_MAPS` that computes the
     same grids (for a ``layout="padded"`` primitive of at most two integer arguments): on a GPU the
     search applies runs of such transforms together, in one or two kernels.
+    ``keeps_shape`` declares that every result has its input's shape (``elementwise`` and
+    ``pad="inplace"`` imply it; ``tests/test_registry.py`` checks it on real grids).
     """
     if layout not in ("exact", "padded"):
         raise ValueError(f"layout must be 'exact' or 'padded', not {layout!r}")
@@ -121,7 +127,8 @@ def primitive(arg_values=((),), elementwise: bool = False, pad: str | None = Non
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} registered twice")
         PRIMITIVES[name] = Primitive(name, fn, tuple(tuple(a) for a in arg_values),
-                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides, fill, coord_map)
+                                     (fn.__doc__ or "").strip(), elementwise, pad, layout, max_sides, fill, coord_map,
+                                     keeps_shape or elementwise or pad == "inplace")
         return fn
 
     return register

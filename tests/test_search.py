@@ -290,6 +290,23 @@ def test_split_keeps_a_variant_with_its_raw_task_and_balances_the_cost():
     assert len(split(tasks, 9, lambda t: cost[t.id])) == 4  # no more groups than families
 
 
+def test_last_level_skips_shape_keeping_transforms_where_they_cannot_help(real_tasks, monkeypatch):
+    """On the last level, transforms that keep shape skip states with no train grid of its
+    output's size (in tasks with full boards and no crops to come): the same programs, from fewer
+    grid transforms."""
+    narrowed = search_shard(real_tasks, 2, 0, None, 8000)
+    real_init = Search.__init__
+
+    def every_state(self, *args, **kw):
+        real_init(self, *args, **kw)
+        self.keeps_shape[:] = False
+
+    monkeypatch.setattr(Search, "__init__", every_state)
+    whole = search_shard(real_tasks, 2, 0, None, 8000)
+    assert narrowed.programs == whole.programs
+    assert narrowed.grid_transforms < 0.95 * whole.grid_transforms
+
+
 def test_sharded_engine_matches_single_process(real_tasks):
     single = run_search(real_tasks[:6], 1, shards=1)
     sharded = run_search(real_tasks[:6], 1, shards=2)

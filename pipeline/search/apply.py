@@ -386,14 +386,15 @@ def _transform_runs(transforms, fill_runs: bool = False, map_runs: bool = False,
     with ``fill_runs`` consecutive transforms of one ``fill`` primitive together, with ``map_runs``
     consecutive coordinate-map transforms together (rigid maps apart from the others), with
     ``crop_runs`` consecutive transforms of one crop primitive (results in padded stacks) together,
-    every other transform alone."""
+    every other transform alone. A run's transforms all keep shape or none does (the last level
+    applies those that do to fewer states: see ``Search._shape_keeping_states``)."""
 
     def kind(tr):
         p = tr.primitive
         if p.elementwise:
             return "elementwise"
         if map_runs and tr.coord_map is not None:
-            return "rigid maps" if tr.coord_map[0] in RIGID_MAPS else "maps"
+            return "rigid maps" if tr.coord_map[0] in RIGID_MAPS else "maps", p.keeps_shape
         if fill_runs and p.fill is not None:
             return "fill", p
         if crop_runs and p.pad != "inplace" and (p.pad == "crop" or p.layout == "padded"):

@@ -120,6 +120,9 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self.shrinks = problem.xp.asarray([any(o.shape[0] < i.shape[0] or o.shape[1] < i.shape[1]
                                                for i, o in zip(t.train_inputs, t.train_outputs))
                                            for t in problem.tasks], dtype=bool)
+        # Whether each transform keeps its grid's shape (see _shape_keeping_states).
+        self.keeps_shape = np.array([tr.primitive.keeps_shape for tr in self.transforms], dtype=bool)
+        self.depth = None  # the depth being searched (see run)
         self._lut_cache: dict = {}
         self._map_tables: dict = {}
         self.progress = progress
@@ -175,6 +178,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         levels = [(level, self.runs) for level in range(1, depth + 1)]
         if self.free_runs and depth > 0:
             levels.append((depth + 1, self.free_runs))
+        self.depth = depth
         for level, runs in levels:
             last = level == levels[-1][0]
             self.crops_next = levels[-1][1] is self.free_runs and level == depth
@@ -223,6 +227,10 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
                 del block
             frontier = kept
             self.stats.add_time("search.prune", self._now() - t0)
+        full = None  # on the last level, the tasks whose boards were full after the level before
+        if level == self.depth:
+            self._run_deferred()  # that level's last board update (on every device the same boards)
+            full = self.xp.asarray(self.threshold >= 0)
         total = sum(map(len, runs)) * len(frontier)
         done = 0
         next_frontier: list = []
@@ -247,9 +255,10 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
                     absorb()
 
             self._enqueue = enqueue
-            distinct = self._distinct_grids(block)
-            grids = block if distinct is None else distinct.view
-            self._distinct = distinct
+            # What each run is applied to: the block, or (on the search's last level, for runs of
+            # transforms that keep shape) the states of it that such a transform can still help.
+            whole = self._source(block)
+            narrow = self._source(self._shape_keeping_states(block, full)) if full is not None else None
             # The transforms of a block share their analyses of a stack (labellings, colour counts,
             # enclosed background: solvers.stack_cache).
             with stack_cache.scope():
@@ -260,8 +269,10 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
                         self._pending = self._enqueue = self._waiting = self._distinct = None
                         self._run_deferred()
                         return []
+                    source, grids, distinct = narrow if narrow and self.keeps_shape[run].all() else whole
+                    self._distinct = distinct
                     outputs = self._apply_run(grids, run, defer=True)
-                    self.stats.grid_transforms += len(run) * block.items.count
+                    self.stats.grid_transforms += len(run) * source.items.count
                     if distinct is not None:
                         outputs = distinct.mapped(outputs)
                     if isinstance(outputs, _Waiting):
@@ -283,12 +294,50 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
                 # queued (its solved flags are set at the level's start): it holds the block's last
                 # outputs until then.
             self._pending = self._enqueue = self._distinct = self._builder = None
-            del block, grids, distinct
+            del block, grids, distinct, source, whole, narrow
             t0 = self._now()
             next_frontier += builder.finish()
             self.stats.oom_splits += builder.oom_fallbacks
             self.stats.add_time("search.regroup", self._now() - t0)
         return next_frontier
+
+    def _source(self, block: Block | None) -> tuple | None:
+        """``(block, what the transforms are applied to, its distinct grids or None)`` (None for
+        no block): the block itself, or its distinct grids as a block (see :meth:`_distinct_grids`)."""
+        if block is None:
+            return None
+        distinct = self._distinct_grids(block)
+        return block, block if distinct is None else distinct.view, distinct
+
+    def _shape_keeping_states(self, block: Block, full) -> Block | None:
+        """On the search's last level, the states of ``block`` that a transform keeping shape
+        (``keeps_shape`` in :mod:`solvers.registry`) can still make something of; None where
+        that is all of them. The others are states none of whose train grids has its output's
+        size, in a task whose board is ``full`` (per task, on the array device) and whose states
+        no free step will crop: such a transform's result has no train grid of the right size
+        either, so it scores 0, which never beats a full board's threshold, and is no piece.
+        Results do not change; at depth 3 on ARC-1 train a quarter of the last level's grid
+        transforms are skipped so."""
+        xp, p, items = self.xp, self.problem, block.items
+        task = block.task[items.state]
+        sample = xp.minimum(items.sample, p.max_train - 1)
+        sized = ((items.sample < p.n_train[task]) & (items.h == p.target_shape[task, sample, 0])
+                 & (items.w == p.target_shape[task, sample, 1]))
+        keep = xp.zeros(block.num_states, dtype=bool)
+        keep[items.state[sized]] = True
+        keep |= ~full[block.task]  # a board with room takes any state
+        if self.crops_next:
+            keep |= self.shrinks[block.task]
+        if bool(keep.all()):
+            return None
+        try:
+            return _subset(xp, block, keep)
+        except Exception as exc:  # no room for it: every state, as without it
+            if not is_out_of_memory(exc):
+                raise
+        self._free_device_memory()
+        self.stats.oom_splits += 1
+        return None
 
     def _free_device_memory(self) -> None:
         stack_cache.forget()

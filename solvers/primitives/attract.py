@@ -101,7 +101,7 @@ def pull_dots(xp, g):
     return paint_cells(xp, xp.where(dot, g.dtype.type(0), g), gi, r, c, colour)
 
 
-@primitive(tuple((c,) for c in range(1, 10)), layout="padded")
+@primitive(tuple((c,) for c in range(1, 10)), layout="padded", keeps_shape=True)
 def slide_to_colour(xp, g, h, w, c):
     """Move every object (8-connected, of any colours but ``c``) straight along its rows or columns
     until it touches a cell of colour ``c``: in the direction where the nearest such cell ahead of

@@ -33,7 +33,7 @@ def _expand(xp, counts):
     return row, xp.arange(row.shape[0], dtype=xp.int64) - start[row]
 
 
-@primitive(((False,), (True,)), layout="padded")
+@primitive(((False,), (True,)), layout="padded", keeps_shape=True)
 def complete_copies(xp, g, h, w, turned):
     """Complete the partial copies of the templates.
 

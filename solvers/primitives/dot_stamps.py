@@ -9,7 +9,7 @@ from solvers.ragged import Padded, per_grid
 from solvers.registry import primitive
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", keeps_shape=True)
 def stamp_on_dots(xp, g, h, w):
     """Copy the template, the object (8-connected, any colours) with the most colours (two or more;
     ties: the larger, then the first in reading order), onto every single cell (a one-cell object):

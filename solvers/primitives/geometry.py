@@ -17,7 +17,7 @@ def rot90(xp, g, h, w):
     return apply_coord_map(xp, g, h, w, "rot90")
 
 
-@primitive(layout="padded", coord_map="rot180")
+@primitive(layout="padded", coord_map="rot180", keeps_shape=True)
 def rot180(xp, g, h, w):
     """Rotate a half turn."""
     return apply_coord_map(xp, g, h, w, "rot180")
@@ -29,13 +29,13 @@ def rot270(xp, g, h, w):
     return apply_coord_map(xp, g, h, w, "rot270")
 
 
-@primitive(layout="padded", coord_map="flip_lr")
+@primitive(layout="padded", coord_map="flip_lr", keeps_shape=True)
 def flip_lr(xp, g, h, w):
     """Mirror left-right."""
     return apply_coord_map(xp, g, h, w, "flip_lr")
 
 
-@primitive(layout="padded", coord_map="flip_ud")
+@primitive(layout="padded", coord_map="flip_ud", keeps_shape=True)
 def flip_ud(xp, g, h, w):
     """Mirror top-bottom."""
     return apply_coord_map(xp, g, h, w, "flip_ud")

@@ -34,7 +34,7 @@ def _cell_colours(xp, g, h, w):
     return per_stack(g, ("lattice cell colours",), compute)
 
 
-@primitive((("all",), ("most",)), layout="padded")
+@primitive((("all",), ("most",)), layout="padded", keeps_shape=True)
 def fill_cells(xp, g, h, w, which):
     """Fill cells of the separator lattice with their most frequent non-zero colour (ties: the
     lower colour), separators unchanged. ``all``: every cell (empty cells stay empty); ``most``:
@@ -52,7 +52,7 @@ def fill_cells(xp, g, h, w, which):
     return scatter_results(xp, g, h, w, idx, Padded(out, h[idx], w[idx], xp.ones(m, dtype=bool)))
 
 
-@primitive((("smallest",), ("largest",)), layout="padded")
+@primitive((("smallest",), ("largest",)), layout="padded", keeps_shape=True)
 def part_to_lattice(xp, g, h, w, criterion):
     """On a lattice of as many cells down and across as each cell has pixels, choose the cell with
     the fewest (``smallest``) or most (``largest``) non-zero pixels (ties: the first in reading
@@ -61,7 +61,7 @@ def part_to_lattice(xp, g, h, w, criterion):
     return _from_chosen_cell(xp, g, h, w, criterion, within_cells=False)
 
 
-@primitive((("largest",), ("unique_shape",)), layout="padded")
+@primitive((("largest",), ("unique_shape",)), layout="padded", keeps_shape=True)
 def spread_part(xp, g, h, w, criterion):
     """Copy one cell of the separator lattice into every cell, separators unchanged: the cell with
     the most non-zero pixels (``largest``; ties: the first in reading order) or the one cell whose

@@ -24,7 +24,7 @@ def _ray_down(xp, g):
     return xp.where(g == 0, (last & 15).astype(g.dtype), g)
 
 
-@primitive((("down",), ("up",), ("left",), ("right",)), layout="padded")
+@primitive((("down",), ("up",), ("left",), ("right",)), layout="padded", keeps_shape=True)
 def gravity(xp, g, h, w, direction):
     """Let every non-zero cell fall towards ``direction``, keeping the order within its line."""
     axis = 1 if direction in ("down", "up") else 2

@@ -26,7 +26,7 @@ def _line_majority(xp, g, real, axis):
     return out, (out != g).sum(axis=(1, 2))
 
 
-@primitive((("auto",),), layout="padded")  # searched as auto only: rows or columns alone added nothing
+@primitive((("auto",),), layout="padded", keeps_shape=True)  # searched as auto only: rows or columns alone added nothing
 def line_majority(xp, g, h, w, axis):
     """Paint every row (``rows``) or column (``cols``) with its most frequent colour, which erases
     the noise of a striped picture; ``auto`` takes, per grid, whichever of the two changes fewer
@@ -58,7 +58,7 @@ def colour_boxes(xp, g):
     return out
 
 
-@primitive(((1,),), layout="padded")
+@primitive(((1,),), layout="padded", keeps_shape=True)
 def frame(xp, g, h, w, c):
     """Paint the outermost ring of cells of the grid (its first and last rows and columns) with
     colour ``c``; the learned final colour table renames it."""
@@ -167,7 +167,7 @@ def _extend_columns(xp, g, h, w, tile):
 EXTEND = tuple((axis, tile) for tile in ("period", "span") for axis in ("across", "down"))
 
 
-@primitive(EXTEND, layout="padded")
+@primitive(EXTEND, layout="padded", keeps_shape=True)
 def extend_period(xp, g, h, w, axis, tile):
     """Repeat the content over the whole grid: ``across``, the columns from the first to the last
     that hold a non-zero cell repeat out to the left and right edges; ``down``, the rows repeat up

@@ -51,7 +51,7 @@ def _centre_lines(xp, g, h, w):
 CENTRE_LINES = tuple((mode, c) for mode in ("one", "own") for c in COLOURS)
 
 
-@primitive(CENTRE_LINES, layout="padded")
+@primitive(CENTRE_LINES, layout="padded", keeps_shape=True)
 def centre_lines(xp, g, h, w, mode, c):
     """Draw full lines over the background through the centres of the objects (8-connected, one
     colour) of grids that hold one to four of them: an object whose bounding box has an odd
@@ -100,7 +100,7 @@ def _elbow_path(xp, g, corner):
 ELBOWS = tuple((c, corner) for corner in ("low", "high") for c in COLOURS)
 
 
-@primitive(ELBOWS, layout="padded")
+@primitive(ELBOWS, layout="padded", keeps_shape=True)
 def elbow(xp, g, h, w, c, corner):
     """Join the two single cells (one-cell objects, 8-connected, one colour) of a grid that has
     exactly two, of different colours, by a path of ``c`` over the background: along the row of one
@@ -112,7 +112,7 @@ def elbow(xp, g, h, w, c, corner):
     return Padded(xp.where(valid[:, None, None], out, g.dtype.type(0)), h, w, valid)
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", keeps_shape=True)
 def dot_hits(xp, g, h, w):
     """Paint the colour of each single cell (a one-cell object, 8-connected, one colour) onto the
     cell of a larger object (an anchor) nearest to it along its row or column with only background

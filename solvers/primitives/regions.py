@@ -73,7 +73,7 @@ def _mirror(xp, g, h, w, kind):
     return remap(xp, g, h, w, H, W, *src).arr
 
 
-@primitive((("lr",), ("ud",), ("rot180",), ("diag",), ("all",)), layout="padded")
+@primitive((("lr",), ("ud",), ("rot180",), ("diag",), ("all",)), layout="padded", keeps_shape=True)
 def symmetrize(xp, g, h, w, kind):
     """Complete a symmetric pattern: fill background cells from their mirror images.
 

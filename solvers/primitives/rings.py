@@ -5,7 +5,7 @@ from solvers.ragged import coords, per_grid, real_mask, remap
 from solvers.registry import primitive
 
 
-@primitive((("reverse",), ("inward",)), layout="padded")
+@primitive((("reverse",), ("inward",)), layout="padded", keeps_shape=True)
 def ring_colours(xp, g, h, w, order):
     """Recolour the rings of a grid made of nested frames (ring ``d``: the cells ``d`` steps from
     the nearest border, all of one colour; two rings or more): ``reverse`` gives ring ``d`` the

@@ -15,7 +15,7 @@ def object_colour_counts(xp, g, labels, total):
     return xp.bincount(pairs // 16, minlength=total + 1)
 
 
-@primitive(layout="padded")
+@primitive(layout="padded", keeps_shape=True)
 def stamp_template(xp, g, h, w):
     """Copy the template, the object (4-connected, any colours) with the most colours (two or
     more; ties: the larger, then the first in reading order), onto every one-colour object whose

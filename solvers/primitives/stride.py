@@ -6,7 +6,7 @@ from solvers.ragged import Padded, coords, per_grid
 from solvers.registry import primitive
 
 
-@primitive((("cols",), ("rows",)), layout="padded")
+@primitive((("cols",), ("rows",)), layout="padded", keeps_shape=True)
 def mark_alternate_lines(xp, g, h, w, axis):
     """Give the mark (next colour, ``c % 9 + 1``) to the non-zero cells of every other column
     (``rows``: row), counting from the last one (the last, the third last, ...)."""

@@ -59,7 +59,7 @@ def count_objects(xp, g, h, w, shape):
     return Padded(out, xp.clip(m, 1, MAX_SIDE), xp.clip(m, 1, MAX_SIDE), valid)
 
 
-@primitive((("right",), ("left",)), layout="padded")
+@primitive((("right",), ("left",)), layout="padded", keeps_shape=True)
 def sort_bars(xp, g, h, w, side):
     """Rows of one-colour bars sorted by length: when every row of the grid is empty or holds one
     unbroken run of one colour (and some row holds one), the rows are reordered by bar length,
