@@ -62,6 +62,18 @@ def test_a_narrower_retry_goes_on_deeper_and_never_widens_back(tmp_path, monkeyp
     assert report["run"]["stop_reason"] == "nothing left to try"
 
 
+def test_a_wider_iteration_out_of_memory_goes_deeper_rather_than_search_a_width_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "WIDE_DEPTH", 2)
+    monkeypatch.setattr(runner, "MAX_DEPTH", 3)
+    calls = []
+    _runs_out(monkeypatch, 2000, calls)
+    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=1000, count=3)
+    assert code == 0
+    # 4000 ran out at depth 2, whose 2000 was searched: on to depth 3, never wider than 2000.
+    assert calls == [(1, 1000), (2, 1000), (2, 2000), (2, 4000), (3, 1000), (3, 2000)]
+    assert report["run"]["stop_reason"] == "nothing left to try"
+
+
 def test_later_iterations_search_the_cheapest_tasks_first_in_chunks(tmp_path, monkeypatch):
     """A budget's second iteration searches the unsolved tasks in chunks of a share of them,
     cheapest first; the run stops (out of memory at depth 3) with every task's record."""

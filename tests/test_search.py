@@ -305,6 +305,19 @@ def test_last_level_skips_shape_keeping_transforms_where_they_cannot_help(real_t
     whole = search_shard(real_tasks, 2, 0, None, 8000)
     assert narrowed.programs == whole.programs
     assert narrowed.grid_transforms < 0.95 * whole.grid_transforms
+    # Without device memory for the subset, every state: the same programs.
+    monkeypatch.setattr(Search, "__init__", real_init)
+
+    real_subset = search_mod._subset
+
+    def no_room(*args):
+        if sys._getframe(1).f_code.co_name == "_shape_keeping_states":
+            raise MemoryError("simulated out of device memory")
+        return real_subset(*args)
+
+    monkeypatch.setattr(search_mod, "_subset", no_room)
+    cramped = search_shard(real_tasks, 2, 0, None, 8000)
+    assert cramped.programs == whole.programs and cramped.grid_transforms == whole.grid_transforms
 
 
 def test_sharded_engine_matches_single_process(real_tasks):

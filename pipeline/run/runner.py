@@ -211,11 +211,14 @@ class Run:
         the tasks still unsolved while time remains, in the order WIDE_DEPTH and MAX_DEPTH say
         (deeper, then wider, then deeper again). An iteration that runs out of memory is searched
         again with half the states per task and level (never widened back to what failed at that
-        depth or less), down to MIN_STATES_PER_TASK. Records why it stopped (``stop_reason``)."""
+        depth or less), down to MIN_STATES_PER_TASK, unless an earlier iteration searched that
+        depth that wide: the schedule then goes on from there. Records why it stopped
+        (``stop_reason``)."""
         depth = self.options.depth
         first_width = self.states_per_task
         todo = list(self.tasks)
         failed_width = None  # the fewest states per task and level that ran out of memory
+        searched = set()  # (depth, states per task and level) of the iterations that finished
         while True:
             self.iterations += 1
             if self.iterations > 1:
@@ -225,6 +228,7 @@ class Run:
             again = False  # the same depth once more, narrower
             try:
                 self._process(todo, depth)
+                searched.add((depth, self.states_per_task))
             except MemoryError as exc:  # also CuPy's OutOfMemoryError
                 if self.iterations == 1:
                     raise
@@ -236,7 +240,7 @@ class Run:
                 if narrower < MIN_STATES_PER_TASK:
                     self.stop_reason = "out of memory"
                     break
-                self.states_per_task, again = narrower, True
+                self.states_per_task, again = narrower, (depth, narrower) not in searched
             todo = sorted((t for t in self.tasks if self.records.get(t.id, {}).get("status") != "solved"),
                           key=_task_cells)  # later iterations: the cheapest tasks first
             if again and todo and self._time_left() > 0:
