@@ -162,12 +162,17 @@ class Helpers:
             self._pool = ProcessPool(max_workers=count, context=multiprocessing.get_context("spawn"))
 
     def submit(self, tasks, programs: dict, pieces: dict | None, mechanisms: tuple, cost) -> "Built":
-        """Start :func:`add_mechanisms` on ``tasks`` (split between the helpers by ``cost``); its
+        """Start :func:`add_mechanisms` on ``tasks`` (split between the helpers by the ``cost`` of
+        those no program solves: the mechanisms build nothing for the others); its
         :meth:`Built.result` gives ``programs`` with the mechanisms' programs added."""
         if self._pool is None:
             return Built(programs, [], lambda: add_mechanisms(tasks, programs, pieces, mechanisms))
+
+        def work(task) -> float:
+            return 0.0 if any(p.solved for p in programs[task.id]) else cost(task)
+
         futures = []
-        for group in split(tasks, self.count, cost):
+        for group in split(tasks, self.count, work):
             ids = {t.id for t in group}
             futures.append(self._pool.schedule(built, args=(
                 group, {i: programs[i] for i in ids},
