@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import pipeline.run.runner as runner
 from pipeline.run.runner import Run, RunOptions
 from pipeline.run.score import validate_submission
@@ -50,27 +52,21 @@ def test_a_deeper_iteration_out_of_memory_keeps_the_results_so_far(tmp_path, mon
     assert all(t["status"] != "pending" for t in report["tasks"])
 
 
-def test_a_narrower_retry_goes_on_deeper_and_never_widens_back(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "WIDE_DEPTH", 2)
-    monkeypatch.setattr(runner, "MAX_DEPTH", 3)
-    calls = []
-    _runs_out(monkeypatch, 4000, calls)
-    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=8000, count=3)
-    assert code == 0
+@pytest.mark.parametrize("first_width, most_states, searched", [
     # 8000 ran out at depth 2: never tried again, at that depth or deeper.
-    assert calls == [(1, 8000), (2, 8000), (2, 4000), (3, 4000)]
-    assert report["run"]["stop_reason"] == "nothing left to try"
-
-
-def test_a_wider_iteration_out_of_memory_goes_deeper_rather_than_search_a_width_again(tmp_path, monkeypatch):
+    (8000, 4000, [(1, 8000), (2, 8000), (2, 4000), (3, 4000)]),
+    # 4000 ran out at depth 2, whose 2000 was searched: on to depth 3, never wider than 2000.
+    (1000, 2000, [(1, 1000), (2, 1000), (2, 2000), (2, 4000), (3, 1000), (3, 2000)]),
+])
+def test_an_iteration_out_of_memory_goes_on_narrower_or_deeper_and_never_widens_back(
+        tmp_path, monkeypatch, first_width, most_states, searched):
     monkeypatch.setattr(runner, "WIDE_DEPTH", 2)
     monkeypatch.setattr(runner, "MAX_DEPTH", 3)
     calls = []
-    _runs_out(monkeypatch, 2000, calls)
-    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=1000, count=3)
+    _runs_out(monkeypatch, most_states, calls)
+    code, report, _ = _run(tmp_path, budget=600.0, states_per_task=first_width, count=3)
     assert code == 0
-    # 4000 ran out at depth 2, whose 2000 was searched: on to depth 3, never wider than 2000.
-    assert calls == [(1, 1000), (2, 1000), (2, 2000), (2, 4000), (3, 1000), (3, 2000)]
+    assert calls == searched
     assert report["run"]["stop_reason"] == "nothing left to try"
 
 
