@@ -881,3 +881,81 @@ extern "C" __global__ void slide_to_colour(const unsigned char* g, const long lo
         out[i * cells + k] = moved[k] ? (unsigned char)moved[k] : (v == c ? v : 0);
     }
 }
+
+// paint_more.line_majority: a block per grid. Thread t counts the colours of row t and of column t
+// (its real cells only) and keeps the most frequent (ties: the lower colour); the cells that each
+// way would change are counted in shared memory; every real cell is then painted with its row's
+// (axis 0), its column's (axis 1) or, for axis 2, whichever of the two changes fewer cells (ties:
+// rows). The padding stays 0.
+extern "C" __global__ void line_majority(const unsigned char* g, const long long* h, const long long* w,
+                                         int H, int W, int axis, unsigned char* out,
+                                         long long* out_h, long long* out_w, bool* valid) {
+    __shared__ unsigned char a[1024];
+    __shared__ unsigned char row_major[32], col_major[32];
+    __shared__ int changed[2];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    int nh = (int)h[i], nw = (int)w[i];
+    for (int k = t; k < cells; k += blockDim.x) a[k] = g[i * cells + k];
+    if (t < 2) changed[t] = 0;
+    __syncthreads();
+    if (t < 32) {
+        int count[10];
+        for (int pass = 0; pass < 2; ++pass) {
+            int lines = pass == 0 ? nh : nw, len = pass == 0 ? nw : nh;
+            if (t >= lines) continue;
+            for (int c = 0; c < 10; ++c) count[c] = 0;
+            for (int k = 0; k < len; ++k) ++count[a[pass == 0 ? t * W + k : k * W + t]];
+            int best = 0;
+            for (int c = 1; c < 10; ++c) if (count[c] > count[best]) best = c;
+            if (pass == 0) row_major[t] = (unsigned char)best; else col_major[t] = (unsigned char)best;
+        }
+    }
+    __syncthreads();
+    int by_rows = 0, by_cols = 0;
+    for (int k = t; k < cells; k += blockDim.x) {
+        int y = cell_row(k, W), x = cell_col(k, W);
+        if (y < nh && x < nw) {
+            by_rows += row_major[y] != a[k];
+            by_cols += col_major[x] != a[k];
+        }
+    }
+    atomicAdd(&changed[0], by_rows);
+    atomicAdd(&changed[1], by_cols);
+    __syncthreads();
+    bool cols = axis == 1 || (axis == 2 && changed[1] < changed[0]);
+    for (int k = t; k < cells; k += blockDim.x) {
+        int y = cell_row(k, W), x = cell_col(k, W);
+        out[i * cells + k] = y < nh && x < nw ? (cols ? col_major[x] : row_major[y]) : 0;
+    }
+    if (t == 0) { out_h[i] = nh; out_w[i] = nw; valid[i] = true; }
+}
+
+// paint_more.colour_boxes: a block per grid. The bounding box of each colour's cells is gathered in
+// shared memory; each background cell then takes the lowest colour whose box holds it.
+extern "C" __global__ void colour_boxes(const unsigned char* g, unsigned char* out, int H, int W) {
+    __shared__ unsigned char a[1024];
+    __shared__ int top[10], bottom[10], left[10], right[10];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    if (t < 10) { top[t] = H; left[t] = W; bottom[t] = -1; right[t] = -1; }
+    for (int k = t; k < cells; k += blockDim.x) a[k] = g[i * cells + k];
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        int c = a[k];
+        if (c == 0) continue;
+        int y = cell_row(k, W), x = cell_col(k, W);
+        atomicMin(&top[c], y); atomicMax(&bottom[c], y);
+        atomicMin(&left[c], x); atomicMax(&right[c], x);
+    }
+    __syncthreads();
+    for (int k = t; k < cells; k += blockDim.x) {
+        unsigned char v = a[k];
+        if (v == 0) {
+            int y = cell_row(k, W), x = cell_col(k, W);
+            for (int c = 1; c < 10; ++c)
+                if (y >= top[c] && y <= bottom[c] && x >= left[c] && x <= right[c]) { v = (unsigned char)c; break; }
+        }
+        out[i * cells + k] = v;
+    }
+}

@@ -194,6 +194,13 @@ def keep_lines(xp, g, h, w, rows: bool, cols: bool, nonzero: bool) -> Padded:
                              threads=lambda cells: 64)
 
 
+def line_majority(xp, g, h, w, axis: str) -> Padded:
+    """``paint_more.line_majority`` (``axis``: ``rows``, ``cols`` or ``auto``)."""
+    # Two warps: the lines' histograms take at most 30 threads; the counts and copies loop over cells.
+    return _padded_to_padded(xp, "line_majority", g, h, w, {"rows": 0, "cols": 1, "auto": 2}[axis],
+                             threads=lambda cells: 64)
+
+
 def cell_summary(xp, g, h, w, count: bool) -> Padded:
     """``cells.cell_summary`` (``count``: mode ``count``, else ``major``) as (n, 15, 15) grids."""
     g = xp.ascontiguousarray(g)
@@ -223,6 +230,16 @@ def keep_largest_block(xp, g):
     out = xp.empty_like(g)
     if n:
         _kernel("keep_largest_block")((n,), (32,), (g, out, np.int32(H), np.int32(W)))
+    return out
+
+
+def colour_boxes(xp, g):
+    """``paint_more.colour_boxes`` on a uint8 stack."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    out = xp.empty_like(g)
+    if n:
+        _kernel("colour_boxes")((n,), (loop_threads(H * W),), (g, out, np.int32(H), np.int32(W)))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers import fused, kernels
 from solvers.primitives.draw import first_last
 from solvers.primitives.objects import label_objects
 from solvers.primitives.recolour import mark, shifted
@@ -31,6 +32,8 @@ def line_majority(xp, g, h, w, axis):
     """Paint every row (``rows``) or column (``cols``) with its most frequent colour, which erases
     the noise of a striped picture; ``auto`` takes, per grid, whichever of the two changes fewer
     cells (ties: rows). Background counts as a colour; ties between colours go to the lower."""
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        return fused.line_majority(xp, g, h, w, axis)
     real = real_mask(xp, g, h, w)
     by_rows, changed_rows = _line_majority(xp, g, real, 2)
     if axis == "rows":
@@ -45,6 +48,8 @@ def line_majority(xp, g, h, w, axis):
 def colour_boxes(xp, g):
     """Paint the background inside the bounding box of all the cells of each colour with that
     colour (two cells of a colour span a rectangle); where boxes overlap, the lower colour wins."""
+    if kernels.enabled(xp) and g.dtype == xp.uint8:
+        return fused.colour_boxes(xp, g)
     n, H, W = g.shape
     R, C = coords(xp, H, W)
     out = g.copy()
