@@ -35,22 +35,32 @@ def _between(xp, g, axis):
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 
+def _shear_columns(xp, H: int, W: int, sign: int):
+    """For :func:`_sheared`: per row of ``H``, the column of the ``W``-wide grid that each of the
+    ``W + H - 1`` sheared columns holds (-1: none). Row ``r`` moves ``r`` cells right (``sign`` 1)
+    or ``H - 1 - r`` (``sign`` -1)."""
+    rows = xp.arange(H)
+    at = rows if sign > 0 else H - 1 - rows
+    cols = xp.arange(W + H - 1)[None, :] - at[:, None]
+    return xp.where((cols >= 0) & (cols < W), cols, -1)
+
+
 def _sheared(xp, g, sign: int):
     """The stack with its rows moved sideways into a wider zero array, so that each diagonal of
     ``g`` becomes a column: with ``sign`` 1 row ``r`` moves ``r`` cells right (the down-left
     diagonals, ``r + c`` constant), with -1 ``H - 1 - r`` cells (the down-right ones)."""
     n, H, W = g.shape
-    out = xp.zeros((n, H, W + H - 1), dtype=g.dtype)
-    for r in range(H):
-        at = r if sign > 0 else H - 1 - r
-        out[:, r, at:at + W] = g[:, r]
-    return out
+    cols = _shear_columns(xp, H, W, sign)
+    taken = g[:, xp.arange(H)[:, None], xp.maximum(cols, 0)]
+    return xp.where(cols[None] >= 0, taken, g.dtype.type(0))
 
 
 def _unsheared(xp, s, W: int, sign: int):
     """:func:`_sheared` undone: the ``(n, H, W)`` stack read back from its sheared form."""
     H = s.shape[1]
-    return xp.stack([s[:, r, (r if sign > 0 else H - 1 - r):][:, :W] for r in range(H)], axis=1)
+    rows = xp.arange(H)
+    at = rows if sign > 0 else H - 1 - rows
+    return s[:, rows[:, None], at[:, None] + xp.arange(W)[None, :]]
 
 
 def _between_diagonals(xp, g):
@@ -77,6 +87,8 @@ def connect(xp, g, axis, marked):
     """
     if kernels.enabled(xp) and axis in ("h", "hv"):  # the fused kernel joins rows, then columns
         return fused.connect(xp, g, axis == "hv", marked)
+    if kernels.enabled(xp) and axis == "v":  # columns are the transposed stack's rows
+        return xp.ascontiguousarray(fused.connect(xp, g.transpose(0, 2, 1), False, marked).transpose(0, 2, 1))
     if axis == "diagonal":
         line = _between_diagonals(xp, g)
     else:
