@@ -959,3 +959,34 @@ extern "C" __global__ void colour_boxes(const unsigned char* g, unsigned char* o
         out[i * cells + k] = v;
     }
 }
+
+// moves.diagonal_rays: a block per grid, a thread per diagonal. For each direction of ``dirs`` in
+// turn (two bits each, ``count`` of them: 0 down right, 1 down left, 2 up right, 3 up left), a
+// thread walks its diagonal in that direction carrying the colour of the last non-zero cell, which
+// each background cell takes; a cell keeps the first non-zero colour any direction gives it.
+extern "C" __global__ void diagonal_rays(const unsigned char* g, unsigned char* out, int H, int W,
+                                         int dirs, int count) {
+    __shared__ unsigned char a[1024], o[1024];
+    int cells = H * W, t = threadIdx.x;
+    long long i = blockIdx.x;
+    for (int k = t; k < cells; k += blockDim.x) { a[k] = g[i * cells + k]; o[k] = 0; }
+    __syncthreads();
+    for (int j = 0; j < count; ++j) {
+        int d = (dirs >> (2 * j)) & 3;
+        bool flip_rows = d >= 2, flip_cols = d == 1 || d == 3;
+        if (t < H + W - 1) {
+            // In the flipped frame the rays go down right; diagonal t starts on the top row or the
+            // left column.
+            int r = t < W ? 0 : t - W + 1, c = t < W ? t : 0;
+            unsigned char carry = 0;
+            for (; r < H && c < W; ++r, ++c) {
+                int k = (flip_rows ? H - 1 - r : r) * W + (flip_cols ? W - 1 - c : c);
+                unsigned char v = a[k] != 0 ? a[k] : carry;
+                carry = v;
+                if (o[k] == 0) o[k] = v;
+            }
+        }
+        __syncthreads();
+    }
+    for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = o[k];
+}

@@ -223,6 +223,24 @@ def rays(xp, g, directions):
     return _line_draw(xp, g, False, dirs=dirs, count=len(directions))
 
 
+_DIAGONAL_CODES = {"down_right": 0, "down_left": 1, "up_right": 2, "up_left": 3}
+
+
+def diagonal_rays(xp, g, directions):
+    """``moves.diagonal_rays`` with the rays of ``directions`` (in the order of priority) on a
+    uint8 stack of at most 30x30 grids."""
+    g = xp.ascontiguousarray(g)
+    n, H, W = g.shape
+    if H > 30 or W > 30:  # a thread per diagonal, 64 threads
+        raise ValueError(f"grids up to 30x30, got {H}x{W}")
+    dirs = sum(_DIAGONAL_CODES[d] << (2 * j) for j, d in enumerate(directions))
+    out = xp.empty_like(g)
+    if n:
+        _kernel("diagonal_rays")((n,), (64,), (g, out, np.int32(H), np.int32(W), np.int32(dirs),
+                                                np.int32(len(directions))))
+    return out
+
+
 def keep_largest_block(xp, g):
     """``rects.keep_largest_block`` on a uint8 stack, one block of 32 threads per grid."""
     g = xp.ascontiguousarray(g)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers import fused, kernels
 from solvers.primitives.recolour import shifted
 from solvers.ragged import coords, per_grid, real_mask, remap, same_shape
 from solvers.registry import primitive
@@ -43,6 +44,8 @@ def diagonal_rays(xp, g, direction):
     ``x``: all four. Where lines cross, the line drawn first (in the order down right, down left,
     up right, up left) wins.
     """
+    if kernels.enabled(xp) and g.dtype == xp.uint8 and g.shape[1] <= 30 and g.shape[2] <= 30:
+        return fused.diagonal_rays(xp, g, _DIAGONAL_SETS.get(direction, (direction,)))
     out = None
     for d in _DIAGONAL_SETS.get(direction, (direction,)):
         flip_rows, flip_cols = _DIAGONALS[d]
