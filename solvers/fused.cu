@@ -990,3 +990,24 @@ extern "C" __global__ void diagonal_rays(const unsigned char* g, unsigned char* 
     }
     for (int k = t; k < cells; k += blockDim.x) out[i * cells + k] = o[k];
 }
+
+// reach._nearest_code: a thread per line of an (n, H, W) int16 stack. Along the rows' index
+// (``along_rows``: a line per column) or the columns' (a line per row), forwards or ``reverse``,
+// each cell takes the last non-zero code strictly before it, 0 where there is none.
+extern "C" __global__ void nearest_code(const short* code, short* out, long long n, int H, int W,
+                                        int along_rows, int reverse) {
+    long long id = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    int lines = along_rows ? W : H, len = along_rows ? H : W;
+    if (id >= n * lines) return;
+    long long i = id / lines;
+    int line = (int)(id - i * lines);
+    const short* c = code + i * H * W;
+    short* o = out + i * H * W;
+    short carry = 0;
+    for (int s = 0; s < len; ++s) {
+        int j = reverse ? len - 1 - s : s;
+        int k = along_rows ? j * W + line : line * W + j;
+        o[k] = carry;
+        if (c[k] != 0) carry = c[k];
+    }
+}

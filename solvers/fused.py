@@ -223,6 +223,19 @@ def rays(xp, g, directions):
     return _line_draw(xp, g, False, dirs=dirs, count=len(directions))
 
 
+def nearest_code(xp, code, axis: int, reverse: bool):
+    """``reach._nearest_code`` on an (n, H, W) int16 stack (``axis`` 1 or 2)."""
+    code = xp.ascontiguousarray(code)
+    n, H, W = code.shape
+    out = xp.empty_like(code)
+    lines = n * (W if axis == 1 else H)
+    if lines:
+        grid, block = thread_launch(lines)
+        _kernel("nearest_code")(grid, block, (code, out, np.int64(n), np.int32(H), np.int32(W),
+                                              np.int32(axis == 1), np.int32(bool(reverse))))
+    return out
+
+
 _DIAGONAL_CODES = {"down_right": 0, "down_left": 1, "up_right": 2, "up_left": 3}
 
 

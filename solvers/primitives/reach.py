@@ -1,6 +1,7 @@
 """Rays from single cells to the objects they face along their row or column."""
 from __future__ import annotations
 
+from solvers import fused, kernels
 from solvers.primitives.objects import label_objects
 from solvers.registry import primitive
 
@@ -8,6 +9,8 @@ from solvers.registry import primitive
 def _nearest_code(xp, code, axis, reverse):
     """For each cell, the code of the nearest non-zero code strictly before it along ``axis``
     (after it with ``reverse``); 0 where none."""
+    if kernels.enabled(xp) and code.dtype == xp.int16 and code.ndim == 3:
+        return fused.nearest_code(xp, code, axis, reverse)
     a = xp.moveaxis(code, axis, 0)
     if reverse:
         a = a[::-1]
