@@ -294,7 +294,8 @@ def test_last_level_skips_shape_keeping_transforms_where_they_cannot_help(real_t
     """On the last level, transforms that keep shape skip states with no train grid of its
     output's size (in tasks with full boards and no crops to come): the same programs, from fewer
     grid transforms."""
-    narrowed = search_shard(real_tasks, 2, 0, None, 8000)
+    tasks = real_tasks[:6]
+    narrowed = search_shard(tasks, 2, 0, None, 8000)
     real_init = Search.__init__
 
     def every_state(self, *args, **kw):
@@ -302,7 +303,7 @@ def test_last_level_skips_shape_keeping_transforms_where_they_cannot_help(real_t
         self.keeps_shape[:] = False
 
     monkeypatch.setattr(Search, "__init__", every_state)
-    whole = search_shard(real_tasks, 2, 0, None, 8000)
+    whole = search_shard(tasks, 2, 0, None, 8000)
     assert narrowed.programs == whole.programs
     assert narrowed.grid_transforms < 0.95 * whole.grid_transforms
     # Without device memory for the subset, every state: the same programs.
@@ -316,7 +317,7 @@ def test_last_level_skips_shape_keeping_transforms_where_they_cannot_help(real_t
         return real_subset(*args)
 
     monkeypatch.setattr(search_mod, "_subset", no_room)
-    cramped = search_shard(real_tasks, 2, 0, None, 8000)
+    cramped = search_shard(tasks, 2, 0, None, 8000)
     assert cramped.programs == whole.programs and cramped.grid_transforms == whole.grid_transforms
 
 
