@@ -35,14 +35,11 @@ def _between(xp, g, axis):
     return xp.where((before == after) & (g == 0), before, g.dtype.type(0))
 
 
-def _shear_columns(xp, H: int, W: int, sign: int):
-    """For :func:`_sheared`: per row of ``H``, the column of the ``W``-wide grid that each of the
-    ``W + H - 1`` sheared columns holds (-1: none). Row ``r`` moves ``r`` cells right (``sign`` 1)
-    or ``H - 1 - r`` (``sign`` -1)."""
+def _row_shifts(xp, H: int, sign: int):
+    """How far :func:`_sheared` moves each of ``H`` rows right: row ``r`` by ``r`` (``sign`` 1) or
+    by ``H - 1 - r`` (``sign`` -1)."""
     rows = xp.arange(H)
-    at = rows if sign > 0 else H - 1 - rows
-    cols = xp.arange(W + H - 1)[None, :] - at[:, None]
-    return xp.where((cols >= 0) & (cols < W), cols, -1)
+    return rows if sign > 0 else H - 1 - rows
 
 
 def _sheared(xp, g, sign: int):
@@ -50,17 +47,16 @@ def _sheared(xp, g, sign: int):
     ``g`` becomes a column: with ``sign`` 1 row ``r`` moves ``r`` cells right (the down-left
     diagonals, ``r + c`` constant), with -1 ``H - 1 - r`` cells (the down-right ones)."""
     n, H, W = g.shape
-    cols = _shear_columns(xp, H, W, sign)
-    taken = g[:, xp.arange(H)[:, None], xp.maximum(cols, 0)]
-    return xp.where(cols[None] >= 0, taken, g.dtype.type(0))
+    cols = xp.arange(W + H - 1)[None, :] - _row_shifts(xp, H, sign)[:, None]  # the column of g each holds
+    inside = (cols >= 0) & (cols < W)
+    taken = g[:, xp.arange(H)[:, None], xp.where(inside, cols, 0)]
+    return xp.where(inside[None], taken, g.dtype.type(0))
 
 
 def _unsheared(xp, s, W: int, sign: int):
     """:func:`_sheared` undone: the ``(n, H, W)`` stack read back from its sheared form."""
     H = s.shape[1]
-    rows = xp.arange(H)
-    at = rows if sign > 0 else H - 1 - rows
-    return s[:, rows[:, None], at[:, None] + xp.arange(W)[None, :]]
+    return s[:, xp.arange(H)[:, None], _row_shifts(xp, H, sign)[:, None] + xp.arange(W)[None, :]]
 
 
 def _between_diagonals(xp, g):
