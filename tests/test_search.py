@@ -846,27 +846,6 @@ def test_free_steps_skip_tasks_whose_outputs_do_not_shrink():
     assert counts[0] == counts[1]
 
 
-def test_a_task_that_stops_with_a_solved_one_is_not_searched_deeper():
-    """A task that stops with another (a colour-roles variant with its raw task) keeps its states
-    while that one is unsolved, and is searched no deeper once it is solved; the solved task's own
-    programs do not change."""
-    rng = np.random.default_rng(5)
-    solved_task, _ = _synthetic_task("raw", [("rot90", ())], rng)  # solved at level 1
-    other, _ = _synthetic_task("other", [("gravity", ("down",)), ("crop_content", ()), ("mirror_lr", ())], rng)
-    searches = {}
-    for link in (None, [0, 0]):
-        search = Search(Problem([solved_task, other], np), free_steps=False, stops_with=link)
-        search.run(2)
-        searches[link is not None] = search
-    alone, linked = searches[False], searches[True]
-    assert alone.boards[0][0].solved
-    assert [c.gid for c in linked.boards[0]] == [c.gid for c in alone.boards[0]]
-    one_level = Search(Problem([solved_task, other], np), free_steps=False)
-    one_level.run(1)
-    # Level 2 has no states left when the other task stops with the solved one.
-    assert linked.stats.grid_transforms == one_level.stats.grid_transforms < alone.stats.grid_transforms
-
-
 def test_a_last_level_block_that_no_shape_keeping_transform_can_help():
     """On the last level, a block none of whose states has a train grid of its output's size, in
     tasks whose boards are full, applies only the transforms that may change shape."""

@@ -22,11 +22,11 @@ class NextBlocks:
         several, in order, if taking their grids ran out of device memory)."""
         if dsl_kernels.enabled(self.xp) and new.first_gid is not None:
             return self._next_blocks_on_device(block, out, new, kept_per_task)
-        xp, tasks, finished = np, new.tasks(slice(None)), self._finished()
+        xp, tasks, solved = np, new.tasks(slice(None)), self.solved
         croppable = to_host(self._croppable(block, out))[new.idx] if self.crops_next else None
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp, croppable)
         if not self.expand_solved:
-            keep &= ~finished[tasks]
+            keep &= ~solved[tasks]
         pos = xp.nonzero(keep)[0]
         if not len(pos):
             return []
@@ -60,7 +60,7 @@ class NextBlocks:
         croppable = self._croppable(block, out)[new.dev] if self.crops_next else None
         keep = within_budget(tasks, kept_per_task, self.per_task_budget, xp, croppable)
         if not self.expand_solved:
-            keep &= ~xp.asarray(self._finished())[tasks]
+            keep &= ~xp.asarray(self.solved)[tasks]
         try:
             rank = dsl_kernels.cumsum(xp, keep)
             local = xp.full(block.num_states, -1, dtype=xp.int64)  # a kept state's place among them

@@ -78,8 +78,7 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
 
     def __init__(self, problem: Problem, *, states_per_task: int = 20_000, expand_solved: bool = False,
                  progress=None, block_cells: int | None = None, bucket_all: bool | None = None,
-                 absorb_cells: int | None = None, layers: bool = True, free_steps: bool = True,
-                 stops_with=None):
+                 absorb_cells: int | None = None, layers: bool = True, free_steps: bool = True):
         self.problem = problem
         self.xp = problem.xp
         self.transforms = transforms()
@@ -94,10 +93,6 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         self._threshold_dev = None  # its copy on the array device, as of ``_threshold_version``
         self._threshold_version = -1
         self.solved = np.zeros(len(problem.tasks), dtype=bool)
-        # Per task, the task whose being solved ends its search too (itself by default; a
-        # colour-roles variant's raw task, see :meth:`_finished`).
-        self.stops_with = (np.arange(len(problem.tasks)) if stops_with is None
-                           else np.asarray(stops_with, dtype=np.int64))
         # A fixed budget per task (not a share of a global one) keeps results independent of
         # which other tasks run in the same batch or shard.
         self.per_task_budget = states_per_task
@@ -357,17 +352,10 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         if self.xp is not np:
             self.xp.get_default_memory_pool().free_all_blocks()
 
-    def _finished(self) -> np.ndarray:
-        """Per task, whether its search is over (unless ``expand_solved``): it is solved, or the
-        task it stops with is. A colour-roles variant stops with its raw task: its programs rank
-        by their level as the raw task's do, so once the raw task is solved by a program of some
-        level, the variant's deeper levels can only give programs that rank below it."""
-        return self.solved | self.solved[self.stops_with]
-
     def _drop_solved(self, block: Block) -> list:
-        """``block`` without the states of finished tasks (:meth:`_finished`): as one block,
-        none, or (when copying it runs out of device memory) as blocks of whole tasks."""
-        keep = ~self.xp.asarray(self._finished())[block.task]
+        """``block`` without the states of solved tasks: as one block, none, or (when copying
+        it runs out of device memory) as blocks of whole tasks."""
+        keep = ~self.xp.asarray(self.solved)[block.task]
         if bool(keep.all()):
             return [block]
         if not bool(keep.any()):

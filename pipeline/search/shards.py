@@ -144,12 +144,9 @@ def _search_unfrozen(xp, tasks, depth, seed, deadline, states_per_task, progress
     if "colour_roles" in mechanisms:
         variants = {task.id: v for task in tasks if (v := role_variant(task)) is not None}
     originals, tasks = tasks, list(tasks) + list(variants.values())
-    place = {task.id: i for i, task in enumerate(originals)}
-    # A variant's search ends with its raw task's (Search._finished).
-    stops_with = list(range(len(originals))) + [place[task_id] for task_id in variants]
     problem = Problem(tasks, xp, seed)
     search = Search(problem, states_per_task=states_per_task, progress=progress, block_cells=block_cells,
-                    layers="layers" in mechanisms, free_steps="free_steps" in mechanisms, stops_with=stops_with)
+                    layers="layers" in mechanisms, free_steps="free_steps" in mechanisms)
     prepared = time.perf_counter()
     mono_deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
     with Helpers(helpers) as pool:
