@@ -318,7 +318,8 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
     def _shape_keeping_states(self, block: Block, full) -> Block | None:
         """On the search's last level, the states of ``block`` that a transform keeping shape
         (``keeps_shape`` in :mod:`solvers.registry`) can still make something of; None where
-        that is all of them (a block of no states where it is none: such runs are skipped). The others are states none of whose train grids has its output's
+        that is all of them (a block of no states where it is none: such runs are skipped). The
+        others are states none of whose train grids has its output's
         size, in a task whose board is ``full`` (per task, on the array device) and whose states
         no free step will crop: such a transform's result has no train grid of the right size
         either, so it scores 0, which never beats a full board's threshold, and is no piece.
