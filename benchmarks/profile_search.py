@@ -178,12 +178,24 @@ def profile_once(args, tasks) -> None:
         calls[tr.name] += 1
         return out
 
+    per_kind = collections.Counter()  # each run's time (a single transform's included) by its kind
+    real_apply_run = search._apply_run
+
+    def timed_apply_run(block, run, defer=False):
+        sync()
+        t0 = time.perf_counter()
+        out = real_apply_run(block, run, defer)
+        sync()
+        per_kind[_run_kind(search, run)] += time.perf_counter() - t0
+        return out
+
     if args.no_sync or args.nvtx:
         search.sync = None
         if args.nvtx and args.gpu:
             _nvtx_ranges(search)
     else:
         search._apply = timed_apply
+        search._apply_run = timed_apply_run
         search.sync = None if not args.gpu else sync
     hasher = search.problem.hasher
     for name in ("grids", "padded") if not (args.no_sync or args.nvtx) else ():
@@ -214,9 +226,24 @@ def profile_once(args, tasks) -> None:
     print("stages:", {k: round(v, 2) for k, v in sorted(stats.stage_seconds.items(), key=lambda kv: -kv[1])})
     print("levels:", [round(v, 3) for v in getattr(stats, "level_seconds", [])])
     print(gc_times.report())
+    if per_kind:
+        print("applying runs of transforms, by kind (seconds):",
+              {k: round(v, 2) for k, v in per_kind.most_common()})
     print(f"{'primitive':28} {'seconds':>8} {'calls':>6}")
     for name, sec in per_primitive.most_common(args.top):
         print(f"{name:28} {sec:8.2f} {calls[name]:6}")
+
+
+def _run_kind(search, run) -> str:
+    """What kind of run ``run`` (transform indices) is, as ``Search._apply_run`` applies it."""
+    first = search.transforms[run[0]]
+    if search.map_runs and first.coord_map is not None:
+        return "coordinate maps"
+    if len(run) == 1:
+        return "one transform"
+    if first.primitive.fill is not None:
+        return "fill"
+    return "elementwise" if first.primitive.elementwise else "crop"
 
 
 if __name__ == "__main__":
