@@ -186,7 +186,12 @@ def profile_once(args, tasks) -> None:
         t0 = time.perf_counter()
         out = real_apply_run(block, run, defer)
         sync()
-        per_kind[_run_kind(search, run)] += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        per_kind[_run_kind(search, run)] += took
+        if len(run) > 1:  # a run's transforms are applied together: its time under its first's name
+            name = f"{search.transforms[run[0]].name} (run of {len(run)})"
+            per_primitive[name] += took
+            calls[name] += 1
         return out
 
     if args.no_sync or args.nvtx:

@@ -60,7 +60,15 @@ def complete_copies(xp, g, h, w, turned):
     most = colours[pick_per_grid(xp, owner, -colours, first, g.shape)]
     template = (colours >= 2) & (colours == most[owner]) & (sizes <= MAX_TEMPLATE_CELLS)
     template[0] = False
-    gi, r, c = xp.nonzero(labels)
+    # Only grids that hold a template can have a copy: their cells alone are looked at (about a
+    # quarter of the grids of a depth-2 block of ARC-1 train, a ninth of its object cells).
+    with_template = xp.zeros(n, dtype=bool)
+    with_template[owner[template]] = True
+    grids = xp.nonzero(with_template)[0]
+    if grids.shape[0] == 0:
+        return no_result(xp, g)
+    gi, r, c = xp.nonzero(labels[grids])
+    gi = grids[gi]
     lab = labels[gi, r, c].astype(xp.int64)
     colour = g[gi, r, c].astype(xp.int64)
     top, bottom = first_last(xp, lab, r, total)
