@@ -248,7 +248,7 @@ def _run_kind(search, run) -> str:
         return "one transform"
     if first.primitive.fill is not None:
         return "fill"
-    return "elementwise" if first.primitive.elementwise else "crop"
+    return "elementwise" if first.primitive.elementwise else "one padded primitive's"
 
 
 if __name__ == "__main__":

@@ -853,15 +853,15 @@ def test_a_last_level_block_that_no_shape_keeping_transform_can_help():
     solved_task, _ = _synthetic_task("raw", [("rot90", ())], rng)
     other, _ = _synthetic_task("other", [("gravity", ("down",)), ("crop_content", ()), ("mirror_lr", ())], rng)
     search = Search(Problem([solved_task, other], np), free_steps=False)
-    before = {}
+    seen = {}
     real = search._shape_keeping_states
 
     def noted(block, full):
         subset = real(block, full)
-        before["states"], before["kept"] = block.num_states, subset.num_states
+        seen["states"], seen["kept"] = block.num_states, subset.num_states
         return subset
 
     search._shape_keeping_states = noted
     search.run(2)
-    assert before["states"] > 0 and before["kept"] == 0
+    assert seen["states"] > 0 and seen["kept"] == 0
     assert not search.boards[1][0].solved

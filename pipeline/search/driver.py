@@ -319,10 +319,10 @@ class Search(TransformRuns, PaddedBuckets, DistinctGridsStep, Absorbing, Scoring
         """On the search's last level, the states of ``block`` that a transform keeping shape
         (``keeps_shape`` in :mod:`solvers.registry`) can still make something of; None where
         that is all of them (a block of no states where it is none: such runs are skipped). The
-        others are states none of whose train grids has its output's
-        size, in a task whose board is ``full`` (per task, on the array device) and whose states
-        no free step will crop: such a transform's result has no train grid of the right size
-        either, so it scores 0, which never beats a full board's threshold, and is no piece.
+        others are states none of whose train grids has its output's size, in a task whose board
+        is ``full`` (per task, on the array device) and whose states no free step will crop: such
+        a transform's result has no train grid of the right size either, so it scores 0, which
+        never beats a full board's threshold, and is no piece.
         The programs do not change (only the count of states does); at depth 3 on ARC-1 train a
         quarter of the last level's grid transforms are skipped so. Where the device has no room
         for the subset, None: every state, as without it."""
