@@ -26,6 +26,11 @@ from pipeline.search.templates import template_chains, template_pieces, template
 MAX_HELPERS = 8
 
 
+def _solved(programs: dict, task_id: str) -> bool:
+    """Whether a program of ``programs`` (task id -> FoundPrograms) solves task ``task_id``."""
+    return any(p.solved for p in programs.get(task_id, ()))
+
+
 def board_programs(search, tasks, boards) -> dict:
     """The programs of ``boards`` (each task's candidates, best first), by task id."""
     paths = iter(search.table.paths([cand.gid for board in boards[:len(tasks)] for cand in board]))
@@ -49,7 +54,7 @@ def piece_chains(search, tasks, programs: dict, piece_boards) -> dict | None:
     :class:`~pipeline.search.pieces.PieceBoards`), by task id; None where pieces were not collected."""
     if piece_boards is None:
         return None
-    todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
+    todo = [t for t, task in enumerate(tasks) if not _solved(programs, task.id)]
     gids = [piece_boards.gids_of(t) for t in todo]
     paths = iter(search.table.paths([g for task_gids in gids for g in task_gids]))
     named = [(tr.name, tr.args) for tr in search.transforms]
@@ -83,7 +88,7 @@ def _add_layered(tasks, programs: dict, pieces: dict, templates: bool = False, m
     stacked from the task's ``pieces`` over the input or a program of its leaderboard (or, with
     ``templates``, over one of its train outputs: :mod:`pipeline.search.templates`); ``modes``: the
     ways besides painting a piece may be a layer (:data:`pipeline.search.layers.MODES`)."""
-    todo = [t for t, task in enumerate(tasks) if not any(p.solved for p in programs[task.id])]
+    todo = [t for t, task in enumerate(tasks) if not _solved(programs, task.id)]
     task_pieces = [pieces.get(tasks[t].id, []) for t in todo]
     bottoms = [[p.steps for p in programs[tasks[t].id] if not p.layers] for t in todo]
     if templates:
@@ -99,7 +104,7 @@ def _add_answers(tasks, programs: dict, make) -> None:
     :func:`pipeline.search.cell_rules.cell_rule_programs`) to each task that no program solves, in
     rank order."""
     for task in tasks:
-        if not any(p.solved for p in programs[task.id]):
+        if not _solved(programs, task.id):
             found = make(task)
             if found:
                 programs[task.id] = sorted(programs[task.id] + found, key=lambda p: -p.rank)
@@ -108,11 +113,8 @@ def _add_answers(tasks, programs: dict, make) -> None:
 def _add_sized(tasks, programs: dict) -> None:
     """Add sized programs (:mod:`pipeline.search.sizes`) to each task that no program solves (nor
     its raw task, for a colour-roles variant), made from the input and its leaderboard's chains."""
-    def solved(task_id):
-        return any(p.solved for p in programs.get(task_id, ()))
-
     todo = [t for t, task in enumerate(tasks)
-            if not solved(task.id) and not solved(task.id.removesuffix(VARIANT_SUFFIX))]
+            if not _solved(programs, task.id) and not _solved(programs, task.id.removesuffix(VARIANT_SUFFIX))]
     chains = [[p.steps for p in programs[tasks[t].id] if not p.layers and p.sized is None] for t in todo]
     found = sized_programs([tasks[t] for t in todo], chains)
     for i, sized in found.items():
@@ -169,7 +171,7 @@ class Helpers:
             return Built(programs, [], lambda: add_mechanisms(tasks, programs, pieces, mechanisms))
 
         def work(task) -> float:
-            return 0.0 if any(p.solved for p in programs[task.id]) else cost(task)
+            return 0.0 if _solved(programs, task.id) else cost(task)
 
         futures = []
         for group in split(tasks, self.count, work):
